@@ -1,0 +1,61 @@
+"""The error hierarchy. Every error a user can cause is a ``MemauditError``.
+
+The CLI maps ``exit_code`` to the process exit status: 2 for bad input, 1 for internal errors.
+"""
+
+from __future__ import annotations
+
+
+class MemauditError(Exception):
+    """Base of every error memaudit_fast raises on purpose."""
+
+    exit_code = 1
+
+
+class PackageError(MemauditError):
+    """A package (or package set, export, result file) is malformed.
+
+    The message names the package, the record (index or line), the field, what was found
+    and what was expected.
+    """
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        package_id: str | None = None,
+        record: str | None = None,
+        field: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        self.package_id = package_id
+        self.record = record
+        self.field = field
+        self.source = source
+        where = []
+        if source:
+            where.append(str(source))
+        if package_id:
+            where.append(f"package {package_id!r}")
+        if record:
+            where.append(record)
+        if field:
+            where.append(f"field {field!r}")
+        self.detail = message
+        super().__init__(f"{': '.join(where)}: {message}" if where else message)
+
+
+class UsageError(MemauditError):
+    """A command or function was called with options that do not fit together."""
+
+    exit_code = 2
+
+
+class SolverError(MemauditError):
+    """The exact solver could not run (not: stopped by a limit, which is a status)."""
+
+
+class CertificationError(MemauditError):
+    """The MILP certifier could not build or solve its model."""
