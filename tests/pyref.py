@@ -1,0 +1,47 @@
+"""Plain-Python reference of the objective, used only by tests."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+
+def h_value(sat: Any, z: float) -> float:
+    if sat == "cap1":
+        return min(1.0, z)
+    if sat == "linear":
+        return z
+    if sat == "log1p":
+        return math.log1p(z)
+    points = sat["pwl"]
+    if z >= points[-1][0]:
+        return float(points[-1][1])
+    for (z0, h0), (z1, h1) in zip(points, points[1:]):
+        if z0 <= z < z1:
+            return h0 + (h1 - h0) * (z - z0) / (z1 - z0)
+    return 0.0
+
+
+def unit_weights(data: dict) -> list[float]:
+    units = data["units"]
+    if units and "weight" in units[0]:
+        return [float(u["weight"]) for u in units]
+    demand = {u["unit_id"]: 0.0 for u in units}
+    for q in data.get("queries", []):
+        for r in q["required_unit_ids"]:
+            demand[r] += 1
+    return [demand[u["unit_id"]] for u in units]
+
+
+def objective(data: dict, selected_ids: Sequence[str]) -> float:
+    """F(X) straight from the package dict."""
+    default = (data.get("objective") or {}).get("saturation", "cap1")
+    cands = {c["candidate_id"]: c for c in data["candidates"]}
+    z: dict[str, float] = {}
+    for cid in selected_ids:
+        for r, a in cands[cid]["coverage"].items():
+            z[r] = z.get(r, 0.0) + a
+    total = 0.0
+    for unit, w in zip(data["units"], unit_weights(data)):
+        total += w * h_value(unit.get("saturation", default), z.get(unit["unit_id"], 0.0))
+    return total

@@ -1,0 +1,153 @@
+"""A corpus of malformed packages: each is rejected with one precise message."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from memaudit_fast.cli.main import main
+from memaudit_fast.errors import PackageError
+from memaudit_fast.package import Package, load_package
+
+
+def base() -> dict:
+    return {
+        "format": "memaudit.package/1",
+        "package_id": "bad/base",
+        "budgets": [4],
+        "experiences": [{"experience_id": "e0", "timestamp": 0}, {"experience_id": "e1", "timestamp": 1}],
+        "units": [{"unit_id": "u0", "weight": 1.0}, {"unit_id": "u1", "weight": 2.0}],
+        "candidates": [
+            {"candidate_id": "c0", "experience_id": "e0", "cost": 1, "coverage": {"u0": 1.0}},
+            {"candidate_id": "c1", "experience_id": "e1", "cost": 2, "coverage": {"u1": 0.5}},
+        ],
+        "queries": [{"query_id": "q0", "required_unit_ids": ["u0"]}],
+    }
+
+
+def mutate(path: str, value, delete: bool = False):
+    def apply(d: dict) -> dict:
+        d = copy.deepcopy(d)
+        keys = path.split(".")
+        target = d
+        for k in keys[:-1]:
+            target = target[int(k)] if isinstance(target, list) else target[k]
+        last = keys[-1]
+        if delete:
+            del target[last]
+        elif isinstance(target, list):
+            target[int(last)] = value
+        else:
+            target[last] = value
+        return d
+    return apply
+
+
+def edit(fn):
+    def apply(d: dict) -> dict:
+        d = copy.deepcopy(d)
+        fn(d)
+        return d
+    return apply
+
+
+CASES = [
+    # (id, mutation, substrings the message must contain)
+    ("unknown-format", mutate("format", "memaudit.package/9"), ["field 'format'", "memaudit.package/9", "memaudit.package/1"]),
+    ("missing-format", mutate("format", None, delete=True), ["field 'format'", "missing"]),
+    ("missing-package-id", mutate("package_id", None, delete=True), ["package_id", "missing"]),
+    ("empty-package-id", mutate("package_id", ""), ["package_id", "non-empty string"]),
+    ("missing-units", mutate("units", None, delete=True), ["field 'units'", "missing"]),
+    ("empty-candidates", mutate("candidates", []), ["field 'candidates'", "empty list"]),
+    ("units-not-list", mutate("units", {"u0": 1}), ["field 'units'", "expected a list"]),
+    ("candidate-not-object", mutate("candidates.1", "c1"), ["candidates[1]", "expected an object"]),
+    ("duplicate-candidate-id", mutate("candidates.1.candidate_id", "c0"), ["candidates[1]", "duplicate id 'c0'"]),
+    ("duplicate-unit-id", mutate("units.1.unit_id", "u0"), ["units[1]", "duplicate id 'u0'"]),
+    ("dangling-coverage-unit", mutate("candidates.0.coverage", {"nope": 1.0}), ["candidates[0]", "coverage", "'nope'", "not in units"]),
+    ("dangling-experience", mutate("candidates.1.experience_id", "e9"), ["candidates[1]", "experience_id", "'e9'"]),
+    ("dangling-query-unit", mutate("queries.0.required_unit_ids", ["u7"]), ["queries[0]", "required_unit_ids", "'u7'"]),
+    ("negative-cost", mutate("candidates.0.cost", -1), ["candidates[0]", "field 'cost'", "found -1", ">= 0"]),
+    ("string-cost", mutate("candidates.0.cost", "3"), ["candidates[0]", "field 'cost'", "string '3'", "JSON number"]),
+    ("bool-cost", mutate("candidates.0.cost", True), ["candidates[0]", "field 'cost'", "boolean true"]),
+    ("missing-cost", mutate("candidates.1.cost", None, delete=True), ["candidates[1]", "field 'cost'", "missing"]),
+    ("missing-coverage", mutate("candidates.1.coverage", None, delete=True), ["candidates[1]", "coverage", "missing"]),
+    ("negative-coverage", mutate("candidates.1.coverage", {"u1": -0.5}), ["candidates[1]", "coverage.u1", "-0.5"]),
+    ("negative-weight", mutate("units.1.weight", -2), ["units[1]", "field 'weight'", ">= 0"]),
+    ("mixed-weights", mutate("units.1.weight", None, delete=True), ["units[1]", "weight", "every unit"]),
+    ("no-weights-no-queries", edit(lambda d: ([u.pop("weight") for u in d["units"]], d.pop("queries"))), ["every unit would weigh 0"]),
+    ("pwl-not-concave", mutate("objective", {"saturation": {"pwl": [[0, 0], [1, 1], [2, 3]]}}), ["objective.saturation.pwl[2]", "concave"]),
+    ("pwl-bad-origin", mutate("objective", {"saturation": {"pwl": [[0, 1], [1, 2]]}}), ["pwl[0]", "[0, 0]"]),
+    ("pwl-decreasing", mutate("objective", {"saturation": {"pwl": [[0, 0], [1, 1], [2, 0.5]]}}), ["pwl[2]", "must not decrease"]),
+    ("unknown-saturation", mutate("objective", {"saturation": "sqrt"}), ["objective.saturation", "'sqrt'", "cap1"]),
+    ("budget-and-budgets", mutate("budget", 3), ["both 'budget' and 'budgets'"]),
+    ("negative-budget", mutate("budgets", [4, -1]), ["budgets[1]", ">= 0"]),
+    ("empty-budgets", mutate("budgets", []), ["field 'budgets'", "non-empty list"]),
+    ("missing-unit-id", mutate("units.0.unit_id", None, delete=True), ["units[0]", "unit_id", "missing"]),
+    ("query-without-units", mutate("queries.0.required_unit_ids", None, delete=True), ["queries[0]", "required_unit_ids"]),
+    ("top-level-list", lambda d: [d], ["expected a JSON object"]),
+]
+
+
+@pytest.mark.parametrize(("mutation", "needles"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_malformed_package_rejected_precisely(mutation, needles):
+    data = mutation(base())
+    with pytest.raises(PackageError) as info:
+        Package.from_dict(data, source="case.json")
+    message = str(info.value)
+    assert message.count("\n") == 0
+    assert message.startswith("case.json")
+    for needle in needles:
+        assert needle in message, f"{needle!r} not in {message!r}"
+
+
+def test_base_is_valid():
+    Package.from_dict(base())
+
+
+@pytest.mark.parametrize(
+    ("text", "needles"),
+    [
+        ('{"format": "memaudit.package/1", "package_id": "t", "units": [', ["not valid JSON", "truncated"]),
+        ('{"format": "memaudit.package/1", "package_id": "t", "package_id": "u"}', ["'package_id' appears twice"]),
+        ('{"format": "memaudit.package/1", "package_id": "t", "units": [{"unit_id": "u", "weight": NaN}]}', ["NaN is not a JSON number"]),
+        ('{"format": "memaudit.package/1", "package_id": "t", "units": [{"unit_id": "u", "weight": Infinity}]}', ["Infinity"]),
+        ('', ["not valid JSON"]),
+    ],
+    ids=["truncated", "duplicate-key", "nan", "infinity", "empty-file"],
+)
+def test_malformed_json_text(tmp_path, text, needles):
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    with pytest.raises(PackageError) as info:
+        load_package(path)
+    for needle in needles:
+        assert needle in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_artifact_line_numbers_in_messages(tmp_path):
+    from test_package_io import write_artifact_by_hand
+
+    write_artifact_by_hand(tmp_path / "pkg")
+    path = tmp_path / "pkg" / "candidate_memories.jsonl"
+    lines = path.read_text().splitlines()
+    row = json.loads(lines[2])
+    row["cost"] = -3
+    lines[2] = json.dumps(row)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(PackageError) as info:
+        load_package(tmp_path / "pkg")
+    assert "candidate_memories.jsonl line 3" in str(info.value)
+    assert "field 'cost'" in str(info.value)
+
+
+def test_cli_reports_bad_input_with_exit_2_and_no_traceback(tmp_path, capsys):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(mutate("candidates.0.cost", -1)(base())))
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "field 'cost'" in err
+    assert main(["info", str(path)]) == 2
+    assert "field 'cost'" in capsys.readouterr().err
