@@ -45,3 +45,26 @@ def _numeric(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def number_list(text: str) -> list[float]:
+    """Parse '2,4,8' (argparse type): finite numbers >= 0."""
+    values = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{part!r} is not a number (expected e.g. 2,4,8)") from None
+        if not (value >= 0) or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{part!r} must be a finite number >= 0")
+        values.append(value)
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one number, e.g. 2,4,8")
+    return values
+
+
+def name_list(text: str) -> list[str]:
+    return [p.strip() for p in text.split(",") if p.strip()]

@@ -18,6 +18,9 @@ SUBCOMMANDS = [
     "validate",
     "info",
     "convert",
+    "batch",
+    "export",
+    "report",
 ]
 
 

@@ -1,0 +1,28 @@
+"""memaudit report: PNG figures and an HTML page from a results file."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..report import make_report
+from .common import add_subparser
+
+
+def add_parser(subparsers: Any) -> None:
+    p = add_subparser(
+        subparsers, "report",
+        "Draw budget-sweep curves, a stress x writer heatmap, ablation curves, external-system "
+        "diagnostics and solver time against size from a results file (figures appear when the "
+        "records hold their data), plus an index.html. Needs pip install 'memaudit_fast[report]'.",
+        "memaudit report results.jsonl --out report/",
+    )
+    p.add_argument("results", metavar="RESULTS.jsonl")
+    p.add_argument("--out", required=True, help="output directory")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    for path in make_report(args.results, args.out):
+        print(f"wrote {path}")
+    return 0
