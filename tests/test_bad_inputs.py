@@ -151,3 +151,30 @@ def test_cli_reports_bad_input_with_exit_2_and_no_traceback(tmp_path, capsys):
     assert "Traceback" not in err and "field 'cost'" in err
     assert main(["info", str(path)]) == 2
     assert "field 'cost'" in capsys.readouterr().err
+
+
+def test_size_limits_give_clear_errors(tmp_path, monkeypatch):
+    import gzip as _gzip
+
+    data = base()
+    monkeypatch.setenv("MEMAUDIT_MAX_CANDIDATES", "1")
+    with pytest.raises(PackageError, match="holds 2 candidates, above the limit of 1; raise it with MEMAUDIT_MAX_CANDIDATES"):
+        Package.from_dict(data)
+    monkeypatch.delenv("MEMAUDIT_MAX_CANDIDATES")
+    monkeypatch.setenv("MEMAUDIT_MAX_NONZEROS", "1")
+    with pytest.raises(PackageError, match="2 coverage entries"):
+        Package.from_dict(data)
+    monkeypatch.delenv("MEMAUDIT_MAX_NONZEROS")
+    monkeypatch.setenv("MEMAUDIT_MAX_FILE_BYTES", "100")
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(PackageError, match="larger than the limit of 100 bytes"):
+        load_package(path)
+    bomb = tmp_path / "p.json.gz"
+    with _gzip.open(bomb, "wt") as handle:
+        handle.write(" " * 100_000)
+    with pytest.raises(PackageError, match="larger than the limit"):
+        load_package(bomb)
+    monkeypatch.setenv("MEMAUDIT_MAX_FILE_BYTES", "lots")
+    with pytest.raises(Exception, match="not an integer"):
+        load_package(path)

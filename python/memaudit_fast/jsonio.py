@@ -48,12 +48,26 @@ def loads_strict(text: str, *, source: str, record: str | None = None) -> Any:
 
 
 def read_text(path: Path) -> str:
-    """Read a UTF-8 text file (gzip when the name ends in .gz)."""
+    """Read a UTF-8 text file (gzip when the name ends in .gz), within the file-size limit."""
+    from .limits import current_limits
+
+    cap = current_limits().max_file_bytes
+    too_large = PackageError(
+        f"larger than the limit of {cap} bytes; raise it with MEMAUDIT_MAX_FILE_BYTES if genuine",
+        source=str(path),
+    )
     try:
         if path.name.endswith(".gz"):
-            with gzip.open(path, "rt", encoding="utf-8") as handle:
-                return handle.read()
-        return path.read_text(encoding="utf-8")
+            # Read at most cap + 1 bytes of the decompressed stream: a gzip bomb stops here.
+            with gzip.open(path, "rb") as handle:
+                raw = handle.read(cap + 1)
+        else:
+            if path.stat().st_size > cap:
+                raise too_large
+            raw = path.read_bytes()
+        if len(raw) > cap:
+            raise too_large
+        return raw.decode("utf-8")
     except FileNotFoundError:
         raise PackageError("file not found", source=str(path)) from None
     except UnicodeDecodeError as exc:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from .errors import PackageError
+from .limits import Limits, current_limits
 
 FORMAT = "memaudit.package/1"
 SATURATIONS = ("cap1", "linear", "log1p")
@@ -88,10 +89,18 @@ class Package:
 
     @classmethod
     def from_dict(
-        cls, data: Any, *, source: str | None = None, locator: Locator | None = None
+        cls,
+        data: Any,
+        *,
+        source: str | None = None,
+        locator: Locator | None = None,
+        limits: Limits | None = None,
     ) -> Package:
-        """Validate a single-file package dict and return the package."""
-        return _Validator(data, source, locator or _default_locator).run()
+        """Validate a single-file package dict and return the package.
+
+        ``limits`` caps sizes (default: :func:`memaudit_fast.limits.current_limits`).
+        """
+        return _Validator(data, source, locator or _default_locator, limits or current_limits()).run()
 
     # Plain accessors over the user's data -------------------------------------------------
     @property
@@ -136,10 +145,11 @@ class Package:
 
 
 class _Validator:
-    def __init__(self, data: Any, source: str | None, locator: Locator) -> None:
+    def __init__(self, data: Any, source: str | None, locator: Locator, limits: Limits) -> None:
         self.data = data
         self.source = source
         self.locate = locator
+        self.limits = limits
         self.package_id: str | None = None
 
     # Error helpers -----------------------------------------------------------------------
@@ -228,6 +238,12 @@ class _Validator:
         units = self.record_list("units", required=True)
         candidates = self.record_list("candidates", required=True)
         queries = self.record_list("queries", required=False)
+
+        self.check_limit(len(candidates), self.limits.max_candidates, "candidates", "MEMAUDIT_MAX_CANDIDATES")
+        self.check_limit(len(units), self.limits.max_units, "units", "MEMAUDIT_MAX_UNITS")
+        nonzeros = sum(len(c["coverage"]) for c in candidates if isinstance(c.get("coverage"), dict))
+        self.check_limit(nonzeros, self.limits.max_nonzeros, "candidates", "MEMAUDIT_MAX_NONZEROS",
+                         what="coverage entries")
 
         exp_index = self.unique_ids(experiences, "experiences", "experience_id")
         unit_index = self.unique_ids(units, "units", "unit_id")
@@ -322,6 +338,14 @@ class _Validator:
             candidate_times=times,
         )
 
+    def check_limit(self, count: int, cap: int, fld: str, env: str, what: str | None = None) -> None:
+        if count > cap:
+            self.fail(
+                f"holds {count} {what or fld}, above the limit of {cap}; raise it with {env} "
+                "if the package is genuine",
+                fld=fld,
+            )
+
     def budgets(self) -> None:
         data = self.data
         if "budgets" in data and "budget" in data:
@@ -334,6 +358,7 @@ class _Validator:
                 isinstance(budgets, list) and len(budgets) > 0, budgets,
                 "a non-empty list of numbers >= 0", None, "budgets",
             )
+            self.check_limit(len(budgets), self.limits.max_budgets, "budgets", "MEMAUDIT_MAX_BUDGETS")
             for k, b in enumerate(budgets):
                 self.number(b, None, f"budgets[{k}]")
 
@@ -357,6 +382,12 @@ class _Validator:
             isinstance(points, list) and len(points) >= 2, points,
             "a list of at least two [z, h] points starting at [0, 0]", record, f"{fld}.pwl",
         )
+        if len(points) > self.limits.max_pwl_points:
+            self.fail(
+                f"holds {len(points)} points, above the limit of {self.limits.max_pwl_points}; "
+                "raise it with MEMAUDIT_MAX_PWL_POINTS if genuine",
+                record=record, fld=f"{fld}.pwl",
+            )
         parsed: list[tuple[float, float]] = []
         for k, pt in enumerate(points):
             name = f"{fld}.pwl[{k}]"
