@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from .compiled import CompiledPackage, compile_package
 from .errors import CertificationError, MemauditError, PackageError, SolverError, UsageError
+from .package import Package, load_package, save_package
+from .package_set import iter_packages, write_package_set
 
 __all__ = [
+    "CompiledPackage",
+    "Package",
+    "compile_package",
+    "iter_packages",
+    "load_package",
+    "save_package",
+    "write_package_set",
     "CertificationError",
     "MemauditError",
     "PackageError",
