@@ -87,6 +87,12 @@ CASES = [
     ("missing-unit-id", mutate("units.0.unit_id", None, delete=True), ["units[0]", "unit_id", "missing"]),
     ("query-without-units", mutate("queries.0.required_unit_ids", None, delete=True), ["queries[0]", "required_unit_ids"]),
     ("top-level-list", lambda d: [d], ["expected a JSON object"]),
+    ("overflowing-objective", edit(lambda d: (d.__setitem__("objective", {"saturation": "linear"}),
+                                             d["units"][0].__setitem__("weight", 1e308),
+                                             d["candidates"][0]["coverage"].__setitem__("u0", 10.0))),
+     ["objective would overflow"]),
+    ("overflowing-costs", edit(lambda d: [c.__setitem__("cost", 1e308) for c in d["candidates"]]),
+     ["costs add up", "scale costs down"]),
 ]
 
 

@@ -222,16 +222,21 @@ def read_done(out: Path) -> tuple[dict[str, set[float]], set[str], bool]:
         try:
             record = json.loads(line)
             source = record["source"]
-        except (ValueError, KeyError, TypeError):
+            budget = record.get("budget")
+            if not isinstance(source, str) or not (
+                budget is None or (isinstance(budget, (int, float)) and not isinstance(budget, bool))
+            ):
+                raise TypeError
+        except (ValueError, KeyError, TypeError, AttributeError):
             raise PackageError(
                 "not a memaudit.result/1 record with a 'source'; resume only continues a file "
                 "that a batch run wrote",
                 source=str(out), record=f"line {number}",
             ) from None
-        if record.get("budget") is None:
+        if budget is None:
             errored.add(source)
         else:
-            done.setdefault(source, set()).add(float(record["budget"]))
+            done.setdefault(source, set()).add(float(budget))
     return done, errored, truncated
 
 

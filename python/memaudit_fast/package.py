@@ -327,6 +327,7 @@ class _Validator:
             else:
                 times.append(float(i))
 
+        self.check_finite_range(candidates, units, weights, unit_sats)
         return Package(
             data=data,
             source=self.source,
@@ -337,6 +338,38 @@ class _Validator:
             candidate_groups=groups,
             candidate_times=times,
         )
+
+    def check_finite_range(
+        self,
+        candidates: list[dict[str, Any]],
+        units: list[dict[str, Any]],
+        weights: list[float],
+        sats: list[SaturationSpec],
+    ) -> None:
+        """Every store's cost and value must stay finite in double precision."""
+        total_cost = math.fsum(float(c["cost"]) for c in candidates)
+        if not math.isfinite(total_cost):
+            self.fail("the candidates' costs add up to more than double precision holds; "
+                      "scale costs down", fld="candidates")
+        reach = {u["unit_id"]: 0.0 for u in units}
+        for cand in candidates:
+            for unit_id, value in cand["coverage"].items():
+                reach[unit_id] += float(value)
+        total = 0.0
+        for unit, w, sat in zip(units, weights, sats):
+            z = reach[unit["unit_id"]]
+            if sat.name == "cap1":
+                h = min(1.0, z)
+            elif sat.name == "linear":
+                h = z
+            elif sat.name == "log1p":
+                h = math.log1p(z)
+            else:
+                h = sat.points[-1][1]
+            total += w * h if w and h else 0.0
+        if not math.isfinite(total) or total > 1e300:
+            self.fail("weights times coverage can exceed double precision (the objective would "
+                      "overflow); scale weights or coverage down", fld="units")
 
     def check_limit(self, count: int, cap: int, fld: str, env: str, what: str | None = None) -> None:
         if count > cap:
