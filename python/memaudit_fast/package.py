@@ -347,7 +347,7 @@ class _Validator:
         sats: list[SaturationSpec],
     ) -> None:
         """Every store's cost and value must stay finite in double precision."""
-        total_cost = math.fsum(float(c["cost"]) for c in candidates)
+        total_cost = sum(float(c["cost"]) for c in candidates)
         if not math.isfinite(total_cost):
             self.fail("the candidates' costs add up to more than double precision holds; "
                       "scale costs down", fld="candidates")
