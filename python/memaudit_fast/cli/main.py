@@ -18,9 +18,14 @@ SUBCOMMANDS = [
     "validate",
     "info",
     "convert",
+    "generate",
+    "natural",
     "batch",
     "export",
     "report",
+    "write",
+    "retrieve",
+    "eval_retrieval",
 ]
 
 

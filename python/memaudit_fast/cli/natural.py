@@ -1,0 +1,108 @@
+"""memaudit natural: natural packages from real dialogue datasets (LoCoMo)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..jsonio import check_output_path
+from ..package import Package, save_package
+from ..package_set import is_jsonl, write_package_set
+from ..suites.costs import COST_MODELS
+from ..suites.locomo import CATEGORY_NAMES, DEFAULT_BUDGET_FRACS, locomo_package, read_locomo
+from .common import add_subparser, name_list, number_list
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = add_subparser(
+        subparsers, "natural",
+        "Build natural packages from a dialogue dataset. 'locomo' reads a LoCoMo-format JSON "
+        "file and writes one package per conversation.",
+        "memaudit natural locomo ../shared/data/locomo/locomo7.json --out locomo.jsonl",
+    )
+    sources = p.add_subparsers(dest="dataset", metavar="DATASET", required=True)
+    fracs = ",".join(f"{f:g}" for f in DEFAULT_BUDGET_FRACS)
+    lp = add_subparser(
+        sources, "locomo",
+        "One package per conversation of a LoCoMo-format file.",
+        "memaudit natural locomo ../shared/data/locomo/locomo7.json --out natural/ "
+        "--budgets 50,100,200",
+    )
+    lp.description = (
+        "One package per LoCoMo conversation: experiences are the turns, evidence units the "
+        "turns the QA items cite (weight = number of questions citing the turn), candidates the "
+        "raw turns, the dataset's observations (facts, grouped with their turn) and the session "
+        "and event summaries (partial coverage by content-word overlap, each its own group). "
+        f"Budgets default to fractions {fracs} of the conversation's total raw-turn cost. "
+        "Malformed evidence ids and questions without evidence are reported and skipped. "
+        "--out DIR writes DIR/locomo-<sample_id>.json per conversation; --out SET.jsonl one set. "
+        "Existing files are never replaced unless --force."
+    )
+    lp.add_argument("path", metavar="PATH",
+                    help="LoCoMo-format JSON file (a list of conversations)")
+    lp.add_argument("--out", required=True, metavar="DIR|SET.jsonl", help="output directory or set")
+    lp.add_argument("--cost-model", choices=sorted(COST_MODELS), default="words",
+                    help="cost of a candidate's text; default words")
+    group = lp.add_mutually_exclusive_group()
+    group.add_argument("--budgets", type=number_list, metavar="B,...",
+                       help="absolute budgets in cost units, e.g. 50,100,200")
+    group.add_argument("--budget-fracs", type=number_list, metavar="F,...",
+                       help=f"budgets as fractions of the total raw-turn cost (default {fracs})")
+    names = ", ".join(f"{k}={v}" for k, v in CATEGORY_NAMES.items())
+    lp.add_argument("--categories", type=name_list, metavar="C,...",
+                    help=f"keep only these QA categories, by number or name ({names})")
+    lp.add_argument("--force", action="store_true", help="replace existing output files")
+    lp.set_defaults(run=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.dataset != "locomo":  # argparse only offers locomo; kept for future datasets
+        raise UsageError(f"unknown dataset {args.dataset!r}")
+    records = read_locomo(args.path)
+    packages = [
+        Package.from_dict(
+            locomo_package(record, cost_model=args.cost_model, budgets=args.budgets,
+                           budget_fracs=args.budget_fracs, categories=args.categories,
+                           source=f"{args.path}[{i}]")
+        )
+        for i, record in enumerate(records)
+    ]
+    out = Path(args.out)
+    if is_jsonl(out):
+        write_package_set(packages, out, overwrite=args.force)
+        print(f"wrote {len(packages)} packages to {out}")
+    else:
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--out {out}: exists and is not a directory; give a directory "
+                             "or a name ending in .jsonl")
+        targets = [out / f"locomo-{_UNSAFE.sub('_', p.data['meta']['sample_id'])}.json"
+                   for p in packages]
+        if len(set(targets)) != len(targets):
+            raise UsageError("two conversations share a sample_id; write a .jsonl set instead")
+        for target in targets:  # refuse before writing anything
+            check_output_path(target, overwrite=args.force)
+        for pkg, target in zip(packages, targets):
+            save_package(pkg, target, layout="json", overwrite=args.force)
+        print(f"wrote {len(packages)} packages to {out}/")
+    for pkg in packages:
+        _print_summary(pkg)
+    return 0
+
+
+def _print_summary(pkg: Package) -> None:
+    meta = pkg.data["meta"]
+    print(f"{pkg.package_id}: {len(pkg.experiences)} turns, {len(pkg.units)} evidence units, "
+          f"{len(pkg.candidates)} candidates, {len(pkg.queries)} questions, "
+          f"budgets {pkg.data['budgets']}")
+    for entry in meta["repaired"]:
+        print(f"  repaired {entry['item']} {entry['what']} {entry['value']!r} -> "
+              f"{', '.join(entry['read_as'])}")
+    for entry in meta["skipped"]:
+        value = f" {entry['value']!r}" if "value" in entry else ""
+        print(f"  skipped {entry['item']} {entry['what']}{value}: {entry['reason']}")
