@@ -1,0 +1,39 @@
+"""Build any writer's store from a turn stream by name: ``membox``, ``engram`` or ``flat``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .embed import Embedder
+from .errors import UsageError
+from .llm import MemoryLLM
+from .locomo_turns import Turn
+from .store import MemoryStore
+
+WRITERS = ("membox", "engram", "flat")
+
+
+def build_store(
+    writer: str,
+    turns: Iterable[Turn],
+    embedder: Embedder,
+    llm: MemoryLLM | None = None,
+    *,
+    sample_id: str = "",
+    params: Any = None,
+) -> MemoryStore:
+    """Run the named writer over ``turns`` and return its (unsaved) store."""
+    if writer == "membox":
+        from .membox import build_membox
+
+        return build_membox(turns, embedder, llm, params, sample_id=sample_id)
+    if writer == "engram":
+        from .engram import build_engram
+
+        return build_engram(turns, embedder, llm, params, sample_id=sample_id)
+    if writer == "flat":
+        from .flat import build_flat
+
+        return build_flat(turns, embedder, sample_id=sample_id)
+    raise UsageError(f"unknown writer {writer!r}; choose from {', '.join(WRITERS)}")
