@@ -106,6 +106,10 @@ def write_atomic(dst: Path, writer: Callable[[Any], None], *, binary: bool = Fal
             writer(handle)
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp makes the file private (0600); give it the mode a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, dst)
     except BaseException:
         if os.path.exists(tmp):
