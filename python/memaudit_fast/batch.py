@@ -190,7 +190,7 @@ def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions) -
         if options.certify != "none":
             from .certify import certify
 
-            record["certificate"] = certify(compiled, result, solver=options.certify)
+            record["certificate"] = certify(compiled, result, solver=options.certify).to_dict()
         records.append(record)
     return records
 

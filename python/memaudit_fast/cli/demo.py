@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     failed = False
     for result in results:
         record = result.to_record()
-        record["certificate"] = certify(compiled, result, solver="highs")
+        record["certificate"] = certify(compiled, result, solver="highs").to_dict()
         record["writers"] = writer_scores(compiled, result.budget, DEMO_WRITERS, opt=result.value)
         failed |= not record["certificate"].get("agrees", False)
         if args.json:

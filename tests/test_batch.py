@@ -1,0 +1,138 @@
+"""Batch scoring: one record per (package, budget), failure isolation, resume after SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from memaudit_fast.batch import BatchOptions, run_batch
+from memaudit_fast.cli.main import main
+from memaudit_fast.package_set import write_package_set
+from memaudit_fast.solver import solve
+from memaudit_fast.suites.small import generate_package
+
+BUDGETS = (2.0, 4.0, 8.0)
+
+
+def make_set(path: Path, count: int, scale: int = 1) -> list[dict]:
+    dists = ["base", "density_trap", "update_chain", "summary_tradeoff"]
+    packages = [generate_package(dists[k % len(dists)], seed=k, scale=scale) for k in range(count)]
+    write_package_set(packages, path)
+    return packages
+
+
+def read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def timings_removed(records: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in records]
+
+
+def test_batch_one_record_per_package_and_budget_matching_solve(tmp_path):
+    packages = make_set(tmp_path / "set.jsonl", 6)
+    summary = run_batch([tmp_path / "set.jsonl"], tmp_path / "out.jsonl", BatchOptions(budgets=BUDGETS),
+                        workers=1, backend="serial")
+    assert summary.packages == 6 and summary.records == 18 and summary.failed == 0
+    records = read(tmp_path / "out.jsonl")
+    assert [(r["package_id"], r["budget"]) for r in records] == [
+        (p["package_id"], b) for p in packages for b in BUDGETS]
+    for pkg, start in zip(packages, range(0, 18, 3)):
+        for result, record in zip(solve(pkg, budgets=list(BUDGETS)), records[start:start + 3]):
+            assert record["opt"] == pytest.approx(result.value, rel=1e-12)
+            assert record["status"] == "optimal" and record["proven_optimal"] is True
+            assert record["source"].endswith(f"line {start // 3 + 1}")
+
+
+def test_parallel_backends_give_the_same_records_in_the_same_order(tmp_path):
+    make_set(tmp_path / "set.jsonl", 10)
+    options = BatchOptions(budget_fracs=(0.05, 0.2), writers=("gvt", "density_only"))
+    outputs = {}
+    for backend in ("serial", "threads", "local"):
+        out = tmp_path / f"{backend}.jsonl"
+        run_batch([tmp_path / "set.jsonl"], out, options, workers=2, backend=backend, chunk_size=3)
+        outputs[backend] = timings_removed(read(out))
+    assert outputs["serial"] == outputs["threads"] == outputs["local"]
+    assert all(r["writers"]["gvt"]["ratio"] <= 1 + 1e-9 for r in outputs["serial"])
+
+
+def test_bad_packages_become_error_records_and_the_batch_goes_on(tmp_path, capsys):
+    good = generate_package("base", seed=1)
+    lines = [json.dumps(good), '{"format": "memaudit.package/1", "package_id": "broken"}', "{truncated",
+             json.dumps(dict(good, package_id="nobudget", budgets=None))]
+    (tmp_path / "set.jsonl").write_text("\n".join(lines) + "\n")
+    code = main(["batch", str(tmp_path / "set.jsonl"), "--out", str(tmp_path / "out.jsonl"), "--workers", "1"])
+    assert code == 3
+    records = read(tmp_path / "out.jsonl")
+    errors = [r for r in records if r["status"] == "error"]
+    assert len(errors) == 3
+    assert "units" in errors[0]["error"] and errors[0]["package_id"] is None
+    assert "not valid JSON" in errors[1]["error"]
+    assert "budgets" in errors[2]["error"]
+    assert len([r for r in records if r["status"] == "optimal"]) == len(good["budgets"])
+    assert "3 failed" in capsys.readouterr().err
+
+
+def test_refuses_to_overwrite_results_without_resume_or_force(tmp_path):
+    make_set(tmp_path / "set.jsonl", 1)
+    (tmp_path / "out.jsonl").write_text("precious\n")
+    assert main(["batch", str(tmp_path / "set.jsonl"), "--out", str(tmp_path / "out.jsonl")]) == 2
+    assert (tmp_path / "out.jsonl").read_text() == "precious\n"
+
+
+def test_resume_completes_a_partial_file_without_duplicates(tmp_path):
+    make_set(tmp_path / "set.jsonl", 5)
+    full = tmp_path / "full.jsonl"
+    run_batch([tmp_path / "set.jsonl"], full, BatchOptions(budgets=BUDGETS), workers=1, backend="serial")
+    expected = timings_removed(read(full))
+    # A run that died after 7 records and in the middle of writing the 8th.
+    lines = full.read_text().splitlines(keepends=True)
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text("".join(lines[:7]) + lines[7][:25])
+    summary = run_batch([tmp_path / "set.jsonl"], partial, BatchOptions(budgets=BUDGETS), workers=1,
+                        backend="serial", resume=True)
+    assert summary.truncated_tail
+    got = timings_removed(read(partial))
+    assert sorted(map(json.dumps, got)) == sorted(map(json.dumps, expected))
+
+
+def test_sigkill_at_any_moment_then_resume_loses_nothing(tmp_path):
+    make_set(tmp_path / "set.jsonl", 60, scale=2)
+    out = tmp_path / "out.jsonl"
+    cmd = [sys.executable, "-m", "memaudit_fast", "batch", str(tmp_path / "set.jsonl"), "--out", str(out),
+           "--budgets", "2,4,8", "--workers", "2", "--chunk-size", "2"]
+    kills = 0
+    for delay in (0.8, 1.3, 1.8):
+        proc = subprocess.Popen(cmd + (["--resume"] if out.exists() else []), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + delay
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            kills += 1
+        proc.wait()
+    assert kills >= 1, "the run finished before it could be killed; grow the set"
+    done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    records = read(out)
+    keys = Counter((r["source"], r["budget"]) for r in records)
+    assert len(keys) == 60 * 3 and set(keys.values()) == {1}
+    assert all(r["status"] == "optimal" for r in records)
+
+
+def test_ray_backend_matches_local(tmp_path):
+    pytest.importorskip("ray")
+    make_set(tmp_path / "set.jsonl", 8)
+    options = BatchOptions(budgets=BUDGETS)
+    run_batch([tmp_path / "set.jsonl"], tmp_path / "local.jsonl", options, workers=1, backend="serial")
+    run_batch([tmp_path / "set.jsonl"], tmp_path / "ray.jsonl", options, workers=2, backend="ray", chunk_size=3)
+    assert timings_removed(read(tmp_path / "ray.jsonl")) == timings_removed(read(tmp_path / "local.jsonl"))
