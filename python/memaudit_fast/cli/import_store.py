@@ -1,0 +1,135 @@
+"""memaudit import: add an external system's exported store to a package (the union)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from .common import add_subparser, name_list, number_list
+
+SYSTEMS = ("mem0", "letta", "amem", "membox", "engram")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = add_subparser(
+        subparsers, "import",
+        "Import a memory system's exported store into a package: each memory becomes a "
+        "candidate of its own group, costed by the package's cost model, with coverage of the "
+        "package's evidence units decided by an arbiter. Writes the union package that "
+        "'memaudit score-store' scores. --package may be a union already: imports accumulate.",
+        "memaudit import mem0 get_all.json --history history.db --package pkg.json --out union.json",
+    )
+    p.description = (p.description or "") + (
+        "\n\nExports read (field names as the systems write them):\n"
+        "  mem0    EXPORT = Memory.get_all() JSON ({\"results\": [{id, memory, created_at, ...}]});\n"
+        "          --history: Mem0's SQLite history file (or its rows as JSON/JSONL), so that\n"
+        "          UPDATE/DELETE events are kept as memories and invalidations can be credited.\n"
+        "          EXPORT may be the history file alone (the store is then rebuilt from it).\n"
+        "  letta   EXPORT = JSON with 'blocks' (label, value, limit) and/or 'passages' (text,\n"
+        "          created_at, tags, is_deleted); blocks are split into atoms (lines, then\n"
+        "          sentences). --passages adds a separate passages file.\n"
+        "  amem    EXPORT = A-Mem notes (JSON list, {id: note} or JSONL); --view full|content.\n"
+        "  membox, engram  EXPORT = memories.jsonl or the store directory ('memaudit write').\n"
+        "\nArbiter: --judge embedding (default, offline): cosine of the FAISS-nearest units\n"
+        "against thresholds calibrated on the package's own annotated candidates (an\n"
+        "approximation of an entailment judgement); --judge llm: an OpenAI-compatible model\n"
+        "judges each memory against its nearest units. Decisions are cached in --cache."
+    )
+    p.add_argument("system", choices=SYSTEMS, help="which system wrote the store")
+    p.add_argument("export", metavar="EXPORT", help="the exported store (see above)")
+    p.add_argument("--package", required=True, metavar="PKG", help="package or union package (.json)")
+    p.add_argument("--out", required=True, metavar="UNION.json", help="where to write the union")
+    p.add_argument("--name", metavar="NAME", help="system name in the union (default: SYSTEM)")
+    p.add_argument("--replace", action="store_true", help="replace a system of the same name in the union")
+    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--history", metavar="PATH", help="mem0: history SQLite file or JSON/JSONL rows")
+    p.add_argument("--passages", metavar="PATH", help="letta: separate passages file (JSON list or JSONL)")
+    p.add_argument("--labels", type=name_list, metavar="L,...", help="letta: keep only these block labels")
+    p.add_argument("--view", choices=("full", "content"), default="full",
+                   help="amem: note text = content + context + keywords + tags (full) or content")
+    p.add_argument("--cost-model", metavar="NAME", help="words, bytes or tokens (default: the package's)")
+    p.add_argument("--judge", choices=("embedding", "llm"), default="embedding", help="arbiter judge")
+    p.add_argument("--top-k", type=int, default=None, metavar="K",
+                   help="embedding judge: nearest units per sentence (default: calibrated among "
+                   "1, 2, 3); llm judge: units shown per memory (default 12)")
+    p.add_argument("--thresholds", type=number_list, metavar="FULL,PARTIAL",
+                   help="embedding judge: cosine cuts instead of calibrating on the package")
+    p.add_argument("--cache", metavar="PATH",
+                   help="arbiter cache (SQLite; default: .memaudit-arbiter.sqlite beside --out)")
+    p.add_argument("--no-cache", action="store_true", help="judge everything afresh, store nothing")
+    p.add_argument("--embedder", default="auto", metavar="NAME",
+                   help="auto (wordllama if installed, else hashing), wordllama, hashing[:DIM] or "
+                   "st:MODEL; embeds memories and units for both judges (default: auto)")
+    p.add_argument("--llm-base-url", metavar="URL",
+                   help="--judge llm: endpoint (default: $MEMAUDIT_LLM_BASE_URL or $OPENAI_BASE_URL)")
+    p.add_argument("--llm-model", metavar="NAME", help="--judge llm: model (default: $MEMAUDIT_LLM_MODEL)")
+    p.add_argument("--llm-timeout", type=float, default=60.0, metavar="S", help="seconds per request")
+    p.add_argument("--llm-retries", type=int, default=4, metavar="N", help="retries after a transient failure")
+    p.set_defaults(run=run)
+    return p
+
+
+def _arbiter(args: argparse.Namespace, package: Any) -> Any:
+    from ..systems.arbiter import Arbiter, ArbiterCache, LLMJudge
+    from ..systems.union import embedding_arbiter
+    from ..writers.embed import get_embedder
+
+    cache = None
+    if not args.no_cache:
+        cache = ArbiterCache(args.cache or Path(args.out).resolve().parent / ".memaudit-arbiter.sqlite")
+    if args.judge == "embedding":
+        thresholds = (args.thresholds[0], args.thresholds[1]) if args.thresholds else None
+        return embedding_arbiter(package, embedder=args.embedder, top_k=args.top_k,
+                                 thresholds=thresholds, cache=cache)
+    from ..writers.openai_client import OpenAIChatLLM
+
+    llm = OpenAIChatLLM(args.llm_base_url, args.llm_model, timeout=args.llm_timeout,
+                        max_retries=args.llm_retries)
+    return Arbiter(LLMJudge(llm, get_embedder(args.embedder), top_k=args.top_k or 12), cache)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..jsonio import check_output_path
+    from ..package import load_package, save_package
+    from ..systems import read_system
+
+    out = Path(args.out)
+    check_output_path(out, inputs=(Path(args.package),), overwrite=args.force)
+    for flag, owner in (("history", "mem0"), ("passages", "letta"), ("labels", "letta")):
+        if getattr(args, flag) and args.system != owner:
+            raise UsageError(f"--{flag} applies to {owner} exports only")
+    if args.thresholds is not None:
+        if args.judge != "embedding":
+            raise UsageError("--thresholds applies to --judge embedding only")
+        if len(args.thresholds) != 2 or args.thresholds[1] > args.thresholds[0]:
+            raise UsageError("--thresholds takes two numbers FULL,PARTIAL with PARTIAL <= FULL")
+    if args.top_k is not None and args.top_k < 1:
+        raise UsageError("--top-k must be at least 1")
+    package = load_package(args.package)
+    export = read_system(args.system, args.export, history=args.history, passages=args.passages,
+                         labels=args.labels, view=args.view)
+    arbiter = _arbiter(args, package)
+    from ..systems.union import build_union
+
+    union = build_union(package, export, arbiter, name=args.name, cost_model=args.cost_model,
+                        replace=args.replace)
+    save_package(union, out, layout="json", overwrite=args.force)
+    info = union.data["meta"]["systems"][args.name or args.system]
+    arb = info["arbiter"]
+    statuses = ", ".join(f"{n} {s}" for s, n in info["by_status"].items()) or "none"
+    print(f"{union.package_id}: imported {info['memories']} {args.system} memories ({statuses}) "
+          f"as '{args.name or args.system}'; store cost {info['store_cost']:g} {info['cost_model']}; "
+          f"{info['units_covered']} of {len(union.units)} units covered")
+    if arb.get("judge") == "embedding":
+        cal = arb["calibration"]
+        print(f"  arbiter: {arb['embedder']} cosine, full >= {cal['full']:.3f}, partial >= "
+              f"{cal['partial']:.3f} ({cal['method']}); cache {arb['cache_hits']} hits, "
+              f"{arb['cache_misses']} judged", file=sys.stderr)
+    else:
+        print(f"  arbiter: LLM {arb.get('model')}; cache {arb['cache_hits']} hits, "
+              f"{arb['cache_misses']} judged", file=sys.stderr)
+    print(f"wrote {out}")
+    return 0

@@ -1,0 +1,255 @@
+"""Mem0 stores: ``Memory.get_all`` results and, optionally, the SQLite ``history`` table.
+
+``get_all`` returns ``{"results": [item, ...]}`` (older releases: the list itself, and
+``"relations"`` beside it when a graph store is on). Each item carries ``id`` and ``memory``
+(the text), and optionally ``hash``, ``metadata``, ``created_at``, ``updated_at`` (ISO 8601),
+``user_id``, ``agent_id``, ``run_id``, ``actor_id``, ``role`` and ``score``. Every item becomes
+an ``active`` memory timed by ``updated_at`` (else ``created_at``).
+
+Mem0 deletes from its vector store but logs every change in a ``history`` table (columns
+``memory_id, old_memory, new_memory, event, created_at, updated_at, is_deleted``; releases
+before 0.1.30 named them ``prev_value, new_value, timestamp``). Given that table (the SQLite
+file, or a JSON/JSONL list of rows as ``Memory.history`` returns them), changes are kept as
+memories of their own, so a package's invalidation units can be credited to the store:
+
+- ``UPDATE`` -> a ``superseded`` memory ``"[date] Updated: OLD -> NEW"``;
+- ``DELETE`` -> a ``deleted`` memory ``"[date] Deleted: OLD"``.
+
+``ADD`` rows add nothing when ``get_all`` is given (the item is there). Without ``get_all``
+(history alone), the active store is rebuilt from the history: the last ``ADD``/``UPDATE``
+value of every memory whose last event is not ``DELETE``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import PackageError
+from ..package import describe
+from .records import (
+    ExportedMemory,
+    RecordReader,
+    SystemExport,
+    deletion_text,
+    load_json_file,
+    load_records,
+    parse_time,
+    update_text,
+)
+
+EVENTS = ("ADD", "UPDATE", "DELETE")
+#: Fields of a get_all item besides id and memory, kept with the memory.
+ITEM_FIELDS = ("hash", "user_id", "agent_id", "run_id", "actor_id", "role")
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    where: str
+    memory_id: str
+    old: str | None
+    new: str | None
+    event: str
+    time: str | None
+    time_key: float | None
+    is_deleted: bool
+    order: int
+
+
+def read_mem0(export: str | Path | None, *, history: str | Path | None = None) -> SystemExport:
+    """Read a Mem0 store: ``get_all`` output and/or its history table.
+
+    Parameters
+    ----------
+    export:
+        JSON file of ``get_all`` results; ``None`` to rebuild the store from ``history``.
+        A ``.db``/``.sqlite`` file here is read as the history table.
+    history:
+        The history SQLite file (table ``history``) or a JSON/JSONL list of history rows.
+    """
+    if export is not None and Path(export).suffix in (".db", ".sqlite", ".sqlite3") and history is None:
+        export, history = None, export
+    if export is None and history is None:
+        raise PackageError("nothing to read: give the get_all JSON, the history table, or both")
+    items = _read_items(Path(export)) if export is not None else None
+    rows = _read_history(Path(history)) if history is not None else []
+
+    memories: list[ExportedMemory] = []
+    if items is not None:
+        memories.extend(items)
+    else:
+        memories.extend(_rebuild_active(rows))
+    active_ids = {m.memory_id for m in memories}
+    changes = _history_memories(rows)
+    clash = [m.memory_id for m in changes if m.memory_id in active_ids]
+    if clash:
+        raise PackageError(f"history change id {clash[0]!r} collides with a memory id", source=str(history))
+    memories.extend(changes)
+    memories = [_with_position(m, i) for i, m in enumerate(memories)]
+
+    sources = [str(p) for p in (export, history) if p is not None]
+    deleted_still_listed = sorted(
+        {r.memory_id for r in rows if r.event == "DELETE"} & {m.memory_id for m in (items or [])}
+    )
+    details: dict[str, Any] = {
+        "get_all": str(export) if export is not None else None,
+        "history": str(history) if history is not None else None,
+        "history_rows": len(rows),
+        "events": {e: sum(1 for r in rows if r.event == e) for e in EVENTS},
+        "active_from": "get_all" if items is not None else "history",
+        "rendering": {"update": "[date] Updated: OLD -> NEW", "delete": "[date] Deleted: OLD"},
+    }
+    if deleted_still_listed:
+        # Possible when get_all and the history come from different moments; shown, not fixed.
+        details["deleted_but_listed"] = deleted_still_listed
+    return SystemExport("mem0", " + ".join(sources), memories, details)
+
+
+def _with_position(m: ExportedMemory, position: int) -> ExportedMemory:
+    return ExportedMemory(
+        m.memory_id, m.text, m.kind, m.status, m.time, m.time_key, position, m.source_turns, m.extra
+    )
+
+
+def _read_items(path: Path) -> list[ExportedMemory]:
+    data = load_json_file(path, "mem0")
+    if isinstance(data, dict):
+        if "results" not in data:
+            raise PackageError(
+                "missing; expected get_all output {\"results\": [...]} (or a list of memories)",
+                field="results", source=str(path),
+            )
+        items = data["results"]
+        if not isinstance(items, list):
+            raise PackageError(f"found {describe(items)}, expected a list of memories",
+                               field="results", source=str(path))
+    elif isinstance(data, list):
+        items = data
+    else:
+        raise PackageError(f"found {describe(data)}, expected get_all output", source=str(path))
+    reader = RecordReader(str(path), "mem0")
+    seen: dict[str, str] = {}
+    out = []
+    for i, raw in enumerate(items):
+        where = f"results[{i}]"
+        rec = reader.obj(raw, where)
+        memory_id = reader.ident(rec, "id", where)
+        assert memory_id is not None
+        reader.unique(seen, memory_id, where, "id")
+        text = reader.string(rec, "memory", where)
+        assert text is not None
+        created = reader.time(rec, "created_at", where)
+        updated = reader.time(rec, "updated_at", where)
+        for key in ITEM_FIELDS:
+            reader.string(rec, key, where, required=False)
+        metadata = rec.get("metadata")
+        if metadata is not None and not isinstance(metadata, dict):
+            reader.fail(f"found {describe(metadata)}, expected an object or null", record=where, fld="metadata")
+        time, time_key = updated if updated[0] is not None else created
+        extra = {k: rec[k] for k in ("hash", "user_id", "agent_id", "run_id", "created_at", "updated_at")
+                 if rec.get(k) is not None}
+        if metadata:
+            extra["metadata"] = metadata
+        out.append(ExportedMemory(memory_id, text, "memory", "active", time, time_key, i, (), extra))
+    return out
+
+
+def _read_history(path: Path) -> list[HistoryRow]:
+    if path.suffix in (".db", ".sqlite", ".sqlite3"):
+        raw = _sqlite_rows(path)
+    else:
+        raw = load_records(path, "mem0 history")
+    reader = RecordReader(str(path), "mem0 history")
+    rows = []
+    for order, (where, value) in enumerate(raw):
+        rec = reader.obj(value, where)
+        # The pre-0.1.30 schema names: prev_value/new_value/timestamp.
+        old_key = "old_memory" if "old_memory" in rec else "prev_value"
+        new_key = "new_memory" if "new_memory" in rec else "new_value"
+        memory_id = reader.ident(rec, "memory_id", where)
+        assert memory_id is not None
+        event = reader.string(rec, "event", where) or ""
+        if event not in EVENTS:
+            reader.fail(f"found {describe(event)}, expected one of {', '.join(EVENTS)}", record=where, fld="event")
+        old = reader.string(rec, old_key, where, required=False)
+        new = reader.string(rec, new_key, where, required=False)
+        if event in ("UPDATE", "DELETE") and old is None:
+            reader.fail(f"missing; a {event} row needs the previous memory", record=where, fld=old_key)
+        if event in ("ADD", "UPDATE") and new is None:
+            reader.fail(f"missing; an {event} row needs the new memory", record=where, fld=new_key)
+        times = [reader.time(rec, key, where) for key in ("updated_at", "created_at", "timestamp")]
+        time, time_key = next((t for t in times if t[0] is not None), (None, None))
+        is_deleted = reader.boolean(rec, "is_deleted", where)
+        if rec.get("is_deleted") is not None and (event == "DELETE") != is_deleted:
+            reader.fail(
+                f"found is_deleted={int(is_deleted)} on a {event} row; Mem0 sets it to 1 exactly on DELETE",
+                record=where, fld="is_deleted",
+            )
+        rows.append(HistoryRow(where, memory_id, old, new, event, time, time_key, is_deleted, order))
+    # Mem0 orders a memory's history by time; rows without one keep their table order.
+    rows.sort(key=lambda r: (r.time_key if r.time_key is not None else float("-inf"), r.order))
+    return rows
+
+
+def _sqlite_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    if not path.is_file():
+        raise PackageError("file not found; expected Mem0's history SQLite database", source=str(path))
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise PackageError(f"cannot open as SQLite: {exc}", source=str(path)) from None
+    try:
+        try:
+            cur = con.execute("SELECT rowid AS _rowid, * FROM history ORDER BY rowid")
+            names = [d[0] for d in cur.description]
+            rows = [(f"history row {r[0]}", dict(zip(names[1:], r[1:]))) for r in cur.fetchall()]
+        except sqlite3.Error as exc:
+            raise PackageError(
+                f"no readable 'history' table ({exc}); expected the file Mem0 writes at "
+                "history_db_path", source=str(path),
+            ) from None
+    finally:
+        con.close()
+    return rows
+
+
+def _rebuild_active(rows: list[HistoryRow]) -> list[ExportedMemory]:
+    state: dict[str, HistoryRow] = {}
+    for row in rows:
+        if row.event == "DELETE":
+            state.pop(row.memory_id, None)
+        else:
+            state[row.memory_id] = row
+    return [
+        ExportedMemory(r.memory_id, r.new or "", "memory", "active", r.time, r.time_key, 0, (),
+                       {"rebuilt_from": r.where})
+        for r in sorted(state.values(), key=lambda r: r.order)
+    ]
+
+
+def _history_memories(rows: list[HistoryRow]) -> list[ExportedMemory]:
+    out = []
+    seen: dict[tuple[str, str], int] = {}
+    for row in rows:
+        if row.event == "ADD":
+            continue
+        k = seen[row.memory_id, row.event] = seen.get((row.memory_id, row.event), 0) + 1
+        suffix = "" if k == 1 else str(k)
+        if row.event == "UPDATE":
+            text = update_text(row.old or "", row.new or "", row.time)
+            out.append(ExportedMemory(
+                f"{row.memory_id}@update{k}", text, "update", "superseded", row.time, row.time_key,
+                0, (), {"of_memory": row.memory_id, "history_row": row.where},
+            ))
+        elif row.event == "DELETE":
+            out.append(ExportedMemory(
+                f"{row.memory_id}@delete{suffix}", deletion_text(row.old or "", row.time), "deletion",
+                "deleted", row.time, row.time_key, 0, (),
+                {"of_memory": row.memory_id, "history_row": row.where},
+            ))
+    return out
+
+
+__all__ = ["parse_time", "read_mem0"]

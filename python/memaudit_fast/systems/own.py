@@ -1,0 +1,93 @@
+"""The project's own writers' stores: Membox and ENGRAM exports (``memaudit.memories/1``).
+
+An export is ``memories.jsonl`` (see :mod:`memaudit_fast.writers.export`): one record per line
+with ``memory_id``, ``text``, ``source_turns``, ``time`` and ``kind``, plus writer-specific
+keys kept as they are. Give the file or the store directory holding it. The record kinds
+must be the writer's own (Membox: ``box``, ``event``; ENGRAM: ``episodic``, ``semantic``,
+``procedural``), and a store directory's manifest must name the same writer, so that an
+export is never scored under the wrong system's name. Every record is an ``active`` memory;
+``time`` is the writer's anchor (an ISO date, or coarser: ``2023-04``, ``week of
+2023-05-01``; anchors too vague to read order as unknown).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import PackageError, UsageError
+from .records import ExportedMemory, SystemExport, parse_time
+
+#: Record kinds each writer exports.
+WRITER_KINDS: dict[str, tuple[str, ...]] = {
+    "membox": ("box", "event"),
+    "engram": ("episodic", "semantic", "procedural"),
+    "flat": ("turn",),
+}
+_CORE_KEYS = ("memory_id", "text", "source_turns", "time", "kind")
+
+
+def export_path(export: str | Path, writer: str) -> Path:
+    """The ``memories.jsonl`` of a store directory (checking its manifest), or the file itself."""
+    from ..writers.store import EXPORT, MANIFEST
+
+    path = Path(export)
+    if not path.is_dir():
+        return path
+    manifest = path / MANIFEST
+    if manifest.is_file():
+        try:
+            named = json.loads(manifest.read_text(encoding="utf-8")).get("writer")
+        except (json.JSONDecodeError, AttributeError):
+            raise PackageError("not a valid store manifest", source=str(manifest)) from None
+        if named != writer:
+            raise PackageError(
+                f"this store was written by {named!r}, not {writer!r}; import it as {named}",
+                field="writer", source=str(manifest),
+            )
+    target = path / EXPORT
+    if not target.is_file():
+        raise PackageError(
+            f"no {EXPORT} in this store directory; write it with "
+            "memaudit_fast.writers.export_store(store, directory)",
+            source=str(path),
+        )
+    return target
+
+
+def read_own(export: str | Path, writer: str) -> SystemExport:
+    """Read a Membox or ENGRAM export (file or store directory)."""
+    from ..writers.export import read_export
+
+    if writer not in WRITER_KINDS:
+        raise UsageError(f"unknown writer {writer!r}; expected one of {', '.join(WRITER_KINDS)}")
+    path = export_path(export, writer)
+    if not path.is_file():
+        raise PackageError(f"file not found; expected a {writer} memories.jsonl export", source=str(path))
+    kinds = WRITER_KINDS[writer]
+    memories: list[ExportedMemory] = []
+    counts: dict[str, int] = {k: 0 for k in kinds}
+    try:
+        for position, record in enumerate(read_export(path)):
+            kind = record["kind"]
+            if kind not in kinds:
+                raise PackageError(
+                    f"found kind {kind!r}, expected one of {', '.join(kinds)} in a {writer} export",
+                    record=f"record {position + 1} ({record['memory_id']})", field="kind",
+                )
+            counts[kind] += 1
+            time = record["time"]
+            extra: dict[str, Any] = {k: v for k, v in record.items() if k not in _CORE_KEYS}
+            memories.append(ExportedMemory(
+                record["memory_id"], record["text"], kind, "active", time,
+                parse_time(time) if time else None, position, tuple(record["source_turns"]), extra,
+            ))
+    except UnicodeDecodeError as exc:
+        raise PackageError(f"not UTF-8 text (byte {exc.start})", source=str(path)) from None
+    except PackageError as exc:
+        if exc.source:
+            raise
+        raise PackageError(exc.detail, record=exc.record, field=exc.field, source=str(path)) from None
+    details = {"writer": writer, "kinds": counts, "export": str(path)}
+    return SystemExport(writer, str(path), memories, details)

@@ -1,0 +1,275 @@
+"""What every importer produces: a system's exported memories, validated and time-ordered.
+
+An importer reads a store exactly as its system exports it and returns a
+:class:`SystemExport`: one :class:`ExportedMemory` per memory the store holds, in export
+order, with the text a budget pays for, a status (``active``, or ``deleted`` / ``superseded``
+for what the system's history kept) and the system's own time stamp. Nothing is dropped or
+repaired silently: a malformed record raises a :class:`~memaudit_fast.errors.PackageError`
+naming the file, the record (index or line), the field, what was found and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..errors import PackageError
+from ..package import describe, is_number
+
+#: Statuses an exported memory can have.
+STATUSES = ("active", "deleted", "superseded")
+
+
+@dataclass(frozen=True)
+class ExportedMemory:
+    """One memory of an exported store.
+
+    Attributes
+    ----------
+    memory_id:
+        The system's id, unique within the export.
+    text:
+        What the store holds (and what a budget pays for), rendered as documented by the
+        importer that produced it.
+    kind:
+        The system's kind of record (``memory``, ``update``, ``deletion``, ``core_atom``,
+        ``passage``, ``note``, ``box``, ``episodic`` ...).
+    status:
+        ``active`` (readable by the agent now), ``deleted`` or ``superseded`` (kept in the
+        system's history; rendered so that the invalidation is explicit).
+    time:
+        The system's time stamp as exported (``None`` when it has none).
+    time_key:
+        ``time`` as seconds since the epoch (UTC), for ordering; ``None`` when absent or
+        too coarse to read.
+    position:
+        Index in the export, the tie-break of every ordering.
+    source_turns:
+        Dialogue turns the memory was written from, when the system records them.
+    extra:
+        System-specific fields kept for the union package (labels, tags, keywords, ...).
+    """
+
+    memory_id: str
+    text: str
+    kind: str
+    status: str = "active"
+    time: str | None = None
+    time_key: float | None = None
+    position: int = 0
+    source_turns: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SystemExport:
+    """A whole exported store.
+
+    Attributes
+    ----------
+    system:
+        The importer that read it: ``mem0``, ``letta``, ``amem``, ``membox`` or ``engram``.
+    source:
+        The file(s) read, for messages and provenance.
+    memories:
+        Every memory, in export order.
+    details:
+        Counts and choices of the importer (view, split rule, history rows...), recorded in
+        the union package.
+    """
+
+    system: str
+    source: str
+    memories: list[ExportedMemory]
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def by_status(self) -> dict[str, int]:
+        counts = {s: 0 for s in STATUSES}
+        for m in self.memories:
+            counts[m.status] += 1
+        return {s: n for s, n in counts.items() if n}
+
+
+class RecordReader:
+    """Field checks for one export file; every failure names file, record and field."""
+
+    def __init__(self, source: str, system: str) -> None:
+        self.source = source
+        self.system = system
+
+    def fail(self, message: str, *, record: str | None = None, fld: str | None = None) -> None:
+        raise PackageError(f"{message} ({self.system} export)", record=record, field=fld, source=self.source)
+
+    def obj(self, value: Any, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(f"found {describe(value)}, expected a JSON object", record=where)
+        return value  # type: ignore[return-value]
+
+    def string(self, rec: dict[str, Any], key: str, where: str, *, required: bool = True,
+               nonempty: bool = False) -> str | None:
+        if key not in rec or rec[key] is None:
+            if required:
+                self.fail("missing; expected a string", record=where, fld=key)
+            return None
+        value = rec[key]
+        if not isinstance(value, str) or (nonempty and not value.strip()):
+            self.fail(
+                f"found {describe(value)}, expected a {'non-empty ' if nonempty else ''}string",
+                record=where, fld=key,
+            )
+        return value  # type: ignore[no-any-return]
+
+    def ident(self, rec: dict[str, Any], key: str, where: str, *, required: bool = True) -> str | None:
+        """An id: a non-empty string, or an integer (some stores number their records)."""
+        if key not in rec or rec[key] is None:
+            if required:
+                self.fail("missing; expected a non-empty string id", record=where, fld=key)
+            return None
+        value = rec[key]
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        if not isinstance(value, str) or not value.strip():
+            self.fail(f"found {describe(value)}, expected a non-empty string id", record=where, fld=key)
+        return value  # type: ignore[no-any-return]
+
+    def string_list(self, rec: dict[str, Any], key: str, where: str) -> list[str]:
+        value = rec.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail(f"found {describe(value)}, expected a list of strings", record=where, fld=key)
+        return list(value)
+
+    def boolean(self, rec: dict[str, Any], key: str, where: str, default: bool = False) -> bool:
+        value = rec.get(key, default)
+        if value is None:
+            return default
+        # SQLite stores booleans as 0/1 integers; accept those, nothing else.
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        self.fail(f"found {describe(value)}, expected true/false (or 0/1)", record=where, fld=key)
+        return default
+
+    def integer(self, rec: dict[str, Any], key: str, where: str) -> int | None:
+        value = rec.get(key)
+        if value is None:
+            return None
+        if not is_number(value) or float(value) != int(value) or value < 0:
+            self.fail(f"found {describe(value)}, expected an integer >= 0", record=where, fld=key)
+        return int(value)
+
+    def time(self, rec: dict[str, Any], key: str, where: str, *, compact: bool = False) -> tuple[str | None, float | None]:
+        """A time stamp as exported and its epoch seconds; a string that is no time is an error."""
+        text = self.string(rec, key, where, required=False)
+        if text is None or not text.strip():
+            return None, None
+        key_value = parse_time(text, compact=compact)
+        if key_value is None:
+            expected = "a time YYYYMMDDHHMM" if compact else "an ISO 8601 date or date-time"
+            self.fail(f"found {describe(text)}, expected {expected}", record=where, fld=key)
+        return text, key_value
+
+    def unique(self, seen: dict[str, str], memory_id: str, where: str, fld: str) -> None:
+        if memory_id in seen:
+            self.fail(f"duplicate id {memory_id!r} (first at {seen[memory_id]}); ids must be unique",
+                      record=where, fld=fld)
+        seen[memory_id] = where
+
+
+_COMPACT = re.compile(r"^\d{12}$")
+_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_WEEK_OF = re.compile(r"^week of (\d{4}-\d{2}-\d{2})$", re.IGNORECASE)
+
+
+def parse_time(text: str, *, compact: bool = False) -> float | None:
+    """Seconds since the epoch for an exported time stamp, or ``None`` when unreadable.
+
+    Reads ISO 8601 dates and date-times (``Z`` or an offset; naive times are taken as UTC),
+    A-Mem's ``YYYYMMDDHHMM``, and the writers' coarse anchors ``YYYY-MM`` and
+    ``week of YYYY-MM-DD`` (taken at their first day).
+    """
+    s = text.strip()
+    if _COMPACT.match(s):
+        try:
+            stamp = datetime.strptime(s, "%Y%m%d%H%M")
+        except ValueError:
+            return None
+        return stamp.replace(tzinfo=timezone.utc).timestamp()
+    if compact:
+        return None
+    week = _WEEK_OF.match(s)
+    if week:
+        s = week.group(1)
+    month = _MONTH.match(s)
+    if month:
+        s = f"{month.group(1)}-{month.group(2)}-01"
+    if s.endswith(("Z", "z")):
+        s = s[:-1] + "+00:00"
+    try:
+        stamp = datetime.fromisoformat(s)
+    except ValueError:
+        return None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=timezone.utc)
+    return stamp.timestamp()
+
+
+def load_json_file(path: Path, system: str) -> Any:
+    """Read a JSON file strictly (repeated keys and NaN are errors) with precise messages."""
+    from ..jsonio import loads_strict, read_text
+
+    if not path.is_file():
+        raise PackageError(f"file not found; expected a {system} export", source=str(path))
+    return loads_strict(read_text(path), source=str(path))
+
+
+def iter_json_lines(path: Path, system: str) -> Iterator[tuple[str, Any]]:
+    """``(where, value)`` for each non-blank line of a JSONL file, parsed strictly."""
+    from ..jsonio import loads_strict
+
+    if not path.is_file():
+        raise PackageError(f"file not found; expected a {system} export", source=str(path))
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise PackageError(f"not UTF-8 text (byte {exc.start})", source=str(path)) from None
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            where = f"line {number}"
+            yield where, loads_strict(line, source=str(path), record=where)
+
+
+def load_records(path: Path, system: str) -> list[tuple[str, Any]]:
+    """Records of a ``.jsonl`` file (located by line) or of a JSON list (located by index)."""
+    if path.name.endswith(".jsonl"):
+        return list(iter_json_lines(path, system))
+    data = load_json_file(path, system)
+    if not isinstance(data, list):
+        raise PackageError(f"found {describe(data)}, expected a JSON list of records", source=str(path))
+    return [(f"record [{i}]", rec) for i, rec in enumerate(data)]
+
+
+def deletion_text(text: str, when: str | None) -> str:
+    """How a deleted memory is kept: the old content marked as no longer held."""
+    return f"{_stamp(when)}Deleted: {text}"
+
+
+def update_text(old: str, new: str, when: str | None) -> str:
+    """How an update is kept: the old content and what replaced it."""
+    return f"{_stamp(when)}Updated: {old} -> {new}"
+
+
+def _stamp(when: str | None) -> str:
+    # The date is part of the memory: interval and "when did it change" questions need it.
+    return f"[{when[:10]}] " if when else ""
+
+
+def dumps_compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

@@ -1,0 +1,265 @@
+"""The union package: a package's candidates plus the memories of one or more systems.
+
+Scoring an external store against ``OPT`` of the package alone would be unfair both ways:
+the system's memories are not among the package's candidates, so it may hold value the
+package cannot express, and it may miss value the package can. MEMAUDIT scores it against
+``OPT(union)``: the package's candidates plus each exported memory as a candidate of **its own
+one-member group** (``group = candidate_id``), costed by the package's cost model, with coverage
+from the arbiter against the package's units, and the same units and weights.
+
+The union is an ordinary ``memaudit.package/1`` file. A system's memories are marked by
+``representation: "system:<name>"`` and ``system: "<name>"``, and carry ``memory_id``,
+``memory_kind``, ``memory_status``, ``memory_time``, ``recency_rank`` (0 = oldest) and
+``salience``. ``meta.systems[<name>]`` records the import (source, counts, store cost, cost
+model, arbiter configuration and calibration); ``meta.union`` names the base package. Imports
+accumulate: importing into a union adds another system beside those already there.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import PackageError, UsageError
+from ..package import Package
+from .arbiter import (
+    DEFAULT_TOP_K,
+    TOP_K_CHOICES,
+    Arbiter,
+    ArbiterCache,
+    EmbeddingJudge,
+    Thresholds,
+    calibrate,
+)
+from .records import SystemExport
+
+SYSTEM_PREFIX = "system:"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+def is_system_candidate(cand: dict[str, Any]) -> bool:
+    return str(cand.get("representation", "")).startswith(SYSTEM_PREFIX) and "system" in cand
+
+
+def system_names(data: dict[str, Any]) -> list[str]:
+    """Systems in a union package, in import order."""
+    return list(((data.get("meta") or {}).get("systems") or {}).keys())
+
+
+def system_candidates(data: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    return [c for c in data["candidates"] if is_system_candidate(c) and c["system"] == name]
+
+
+def _without_candidates(data: dict[str, Any], keep: Any) -> dict[str, Any]:
+    out = {k: v for k, v in data.items() if k != "candidates"}
+    out["candidates"] = [c for c in data["candidates"] if keep(c)]
+    return out
+
+
+def base_package(data: dict[str, Any]) -> dict[str, Any]:
+    """The package without any system's memories (its own candidates only)."""
+    out = _without_candidates(data, lambda c: not is_system_candidate(c))
+    meta = dict(out.get("meta") or {})
+    union = meta.pop("union", None)
+    meta.pop("systems", None)
+    out["meta"] = meta
+    if union and union.get("base_package_id"):
+        out["package_id"] = union["base_package_id"]
+    return out
+
+
+def system_package(data: dict[str, Any], name: str) -> dict[str, Any]:
+    """The sub-package of one system's memories (same units, weights and objective)."""
+    out = _without_candidates(data, lambda c: is_system_candidate(c) and c["system"] == name)
+    out["package_id"] = f"{data['package_id']}/{name}"
+    return out
+
+
+def check_system_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise UsageError(f"system name {name!r}: use letters, digits, '_', '.', '-' (starting with a letter or digit)")
+    return name
+
+
+def embedding_arbiter(
+    package: Package | dict[str, Any],
+    *,
+    embedder: Any = "auto",
+    top_k: int | None = None,
+    thresholds: tuple[float, float] | None = None,
+    cache: str | Path | ArbiterCache | None = None,
+) -> Arbiter:
+    """The offline arbiter for a package: embedding judge calibrated on its own candidates.
+
+    ``thresholds = (t_full, t_partial)`` skips calibration; ``top_k`` fixes the neighbours
+    per sentence (default: calibrated among 1, 2, 3). Candidates of systems already in a
+    union are left out of the calibration. With ``embedder="auto"`` every offline embedder
+    (``hashing``, and ``wordllama`` when installed) is calibrated and the one whose judge best
+    reproduces the package's own annotations (partial F1, then full F1) is kept; the others'
+    F1 are recorded. On the LoCoMo natural packages that is the hashing embedder in all 7
+    conversations in ``../shared``: the writers' memories and LoCoMo's observations reuse the dialogue's own
+    words, which surface features match well.
+    """
+    from ..writers.embed import get_embedder, wordllama_available
+
+    data = package.data if isinstance(package, Package) else package
+    if thresholds is not None:
+        emb = get_embedder(embedder)
+        full, partial = thresholds
+        k = top_k or DEFAULT_TOP_K
+        fitted = Thresholds(float(full), float(partial), "given", {"embedder": emb.spec, "top_k": k}, k)
+    else:
+        exclude = [c["candidate_id"] for c in data["candidates"] if is_system_candidate(c)]
+        names = [embedder]
+        if embedder == "auto":
+            names = ["hashing"] + (["wordllama"] if wordllama_available() else [])
+        fits = []
+        for spec in names:
+            emb_k = get_embedder(spec)
+            top_ks = (top_k,) if top_k else TOP_K_CHOICES
+            fits.append((emb_k, calibrate(data, emb_k, top_ks=top_ks, exclude=exclude)))
+        emb, fitted = max(fits, key=lambda f: _calibration_quality(f[1]))
+        if len(fits) > 1:
+            compared = {e.spec: t.stats.get("partial_f1") for e, t in fits}
+            fitted = Thresholds(fitted.full, fitted.partial, fitted.method,
+                                {**fitted.stats, "embedder_choice": "best partial F1", "compared": compared},
+                                fitted.top_k)
+    store = cache if isinstance(cache, ArbiterCache) or cache is None else ArbiterCache(cache)
+    return Arbiter(EmbeddingJudge(emb, fitted), store)
+
+
+def _calibration_quality(t: Thresholds) -> tuple[int, float, float]:
+    return (t.method == "calibrated", t.stats.get("partial_f1", 0.0), t.stats.get("full_f1", 0.0))
+
+
+def _cost_function(data: dict[str, Any], cost_model: str | None) -> tuple[str, Any]:
+    from ..suites.costs import COST_MODELS
+
+    name = cost_model or data.get("cost_model") or "words"
+    if name not in COST_MODELS:
+        raise UsageError(
+            f"the package's cost model {name!r} is not one this version computes "
+            f"({', '.join(COST_MODELS)}); pass cost_model= (--cost-model) to choose one"
+        )
+    return name, COST_MODELS[name]
+
+
+def build_union(
+    package: Package | dict[str, Any] | str | Path,
+    export: SystemExport,
+    arbiter: Arbiter,
+    *,
+    name: str | None = None,
+    cost_model: str | None = None,
+    replace: bool = False,
+) -> Package:
+    """Add a system's exported memories to a package (or a union) and return the union.
+
+    Parameters
+    ----------
+    package:
+        The base package, or a union built earlier (imports accumulate).
+    export:
+        What an importer read.
+    arbiter:
+        Decides coverage rows and saliences.
+    name:
+        The system's name in the union (default: the importer's, e.g. ``mem0``); two stores
+        of the same system need two names.
+    cost_model:
+        Overrides the package's ``cost_model`` (``words``, ``bytes`` or ``tokens``).
+    replace:
+        Replace a system of the same name already in the union (else that is an error).
+    """
+    from ..compiled import as_package
+
+    base = as_package(package)
+    data = copy.deepcopy(base.data)
+    name = check_system_name(name or export.system)
+    meta = data.setdefault("meta", {})
+    if not isinstance(meta, dict):
+        raise PackageError("meta must be an object to hold the systems", field="meta", source=base.source)
+    systems = meta.setdefault("systems", {})
+    if name in systems:
+        if not replace:
+            raise UsageError(f"the union already holds a system named {name!r}; pass replace (--replace) or another name")
+        data["candidates"] = [c for c in data["candidates"] if not (is_system_candidate(c) and c["system"] == name)]
+        del systems[name]
+    cost_name, cost_of = _cost_function(data, cost_model)
+
+    units = [(u["unit_id"], str(u.get("text") or "")) for u in data["units"]]
+    texts = [m.text for m in export.memories]
+    rows = arbiter.coverage(texts, units)
+    queries = [str(q.get("text") or "") for q in data.get("queries") or []]
+    salience = arbiter.salience(texts, queries) if texts else None
+
+    order = sorted(range(len(export.memories)), key=lambda i: (
+        export.memories[i].time_key if export.memories[i].time_key is not None else float("-inf"),
+        export.memories[i].position,
+    ))
+    rank = {i: r for r, i in enumerate(order)}
+    taken = {c["candidate_id"] for c in data["candidates"]}
+    added = []
+    for i, (memory, row) in enumerate(zip(export.memories, rows)):
+        cid = f"{name}:{memory.memory_id}"
+        if cid in taken:
+            raise PackageError(
+                f"candidate id {cid!r} already exists in the package; import under another name",
+                record=f"memory {memory.memory_id!r}", field="memory_id", source=export.source,
+            )
+        taken.add(cid)
+        cand: dict[str, Any] = {
+            "candidate_id": cid, "group": cid, "representation": f"{SYSTEM_PREFIX}{name}",
+            "text": memory.text, "cost": cost_of(memory.text), "coverage": row,
+            "system": name, "memory_id": memory.memory_id, "memory_kind": memory.kind,
+            "memory_status": memory.status, "memory_time": memory.time, "recency_rank": rank[i],
+        }
+        if salience is not None:
+            cand["salience"] = round(float(salience[i]), 6)
+        if memory.source_turns:
+            cand["source_turns"] = list(memory.source_turns)
+        if memory.extra:
+            cand["memory_extra"] = memory.extra
+        added.append(cand)
+    data["candidates"].extend(added)
+
+    judge = arbiter.judge
+    covered = {u for c in added for u in c["coverage"]}
+    systems[name] = {
+        "importer": export.system,
+        "source": export.source,
+        "memories": len(added),
+        "by_status": export.by_status(),
+        "store_cost": float(sum(c["cost"] for c in added)),
+        "cost_model": cost_name,
+        "units_covered": len(covered),
+        "arbiter": {
+            **{k: v for k, v in judge.config().items() if k != "units"},
+            **({"calibration": judge.thresholds.to_json()} if hasattr(judge, "thresholds") else {}),
+            "cache_hits": arbiter.hits, "cache_misses": arbiter.misses,
+        },
+        "salience": ("max cosine to the package's questions" if judge.config().get("judge") == "embedding"
+                     else "rated by the LLM judge") if salience is not None else None,
+        "recency": "memory time, then export position; memories without a time count as oldest",
+        "details": export.details,
+    }
+    if "union" not in meta:
+        meta["union"] = {"base_package_id": base.package_id, "base_candidates": len(base.candidates)}
+        data["package_id"] = f"{base.package_id}+systems"
+    return Package.from_dict(data, source=None)
+
+
+def union_systems(data: dict[str, Any], names: Sequence[str] | None) -> list[str]:
+    """The requested systems of a union (all by default), checked to exist."""
+    known = system_names(data)
+    if not known:
+        raise UsageError("this package holds no imported system; run 'memaudit import' first")
+    if not names:
+        return known
+    missing = [n for n in names if n not in known]
+    if missing:
+        raise UsageError(f"no system {missing[0]!r} in this union; it holds {', '.join(known)}")
+    return list(names)
