@@ -1,0 +1,60 @@
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "memaudit/writers.hpp"
+
+namespace py = pybind11;
+using namespace memaudit;
+
+namespace {
+
+template <typename T>
+using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+std::vector<std::int32_t> to_index_vector(const carray<std::int32_t>& a, const char* name) {
+    if (a.ndim() != 1) throw std::invalid_argument(std::string(name) + " must be one-dimensional");
+    return std::vector<std::int32_t>(a.data(), a.data() + a.size());
+}
+
+using WriterFn = std::vector<std::int32_t> (*)(const WriterInput&);
+
+WriterFn writer_named(const std::string& name) {
+    if (name == "density_only") return &write_density_only;
+    if (name == "greedy") return &write_greedy;
+    if (name == "gvt") return &write_gvt;
+    throw std::invalid_argument("unknown core writer '" + name + "'; expected density_only, greedy or gvt");
+}
+
+} // namespace
+
+void register_writers(py::module_& m) {
+    m.def(
+        "run_writer",
+        [](const Problem& problem, const std::string& name, double budget,
+           const carray<std::int32_t>& order, const carray<std::int32_t>& id_rank) {
+            const WriterFn fn = writer_named(name);
+            WriterInput input;
+            input.problem = &problem;
+            input.budget = budget;
+            input.order = to_index_vector(order, "order");
+            input.id_rank = to_index_vector(id_rank, "id_rank");
+            input.validate(); // with the GIL held, so a bad input raises cleanly
+            std::vector<std::int32_t> selected;
+            {
+                py::gil_scoped_release release;
+                selected = fn(input);
+            }
+            carray<std::int32_t> out(static_cast<py::ssize_t>(selected.size()));
+            std::copy(selected.begin(), selected.end(), out.mutable_data());
+            return out;
+        },
+        py::arg("problem"), py::arg("name"), py::arg("budget"), py::arg("order"), py::arg("id_rank"),
+        "Run the core writer `name` (density_only, greedy, gvt) over the admitted candidates\n"
+        "`order` (grouped, groups in arrival order); `id_rank[u]` ranks candidate ids for\n"
+        "tie-breaking. Returns the inserted candidate indices in insertion order.");
+}

@@ -1,0 +1,74 @@
+"""memaudit score: the ratio F(X) / OPT(B) of a store chosen outside memaudit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..jsonio import loads_strict, read_text
+from ..package import Package, load_package
+from ..scoring import score
+from .common import add_subparser, name_list, print_json_line
+
+
+def add_parser(subparsers: Any) -> None:
+    p = add_subparser(
+        subparsers, "score",
+        "Score a store (candidate ids) of a package at budget B as F(X)/OPT(B), solving OPT exactly "
+        "unless --opt is given. An infeasible store (over budget, two candidates of one group, an id "
+        "twice) scores 0 and the reason is shown; unknown ids are an error naming them (exit 2).",
+        "memaudit score package.json --budget 8 --ids c3,c9",
+    )
+    p.add_argument("path", metavar="PACKAGE")
+    p.add_argument("--budget", type=float, help="the budget B (default: the package's only budget)")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--ids", type=name_list, help="comma-separated candidate ids")
+    source.add_argument("--store", metavar="FILE",
+                        help="JSON file: a list of candidate ids, or an object with 'selected'")
+    p.add_argument("--opt", type=float, help="OPT(B) if already known (skips the exact solve)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run)
+
+
+def read_store(path: str) -> list[str]:
+    data = loads_strict(read_text(Path(path)), source=path)
+    ids = data.get("selected") if isinstance(data, dict) else data
+    if not (isinstance(ids, list) and all(isinstance(s, str) for s in ids)):
+        raise UsageError(f"{path}: expected a JSON list of candidate ids or an object with 'selected'")
+    return ids
+
+
+def the_budget(package: Package, budget: float | None) -> float:
+    if budget is not None:
+        return budget
+    if len(package.budgets) == 1:
+        return package.budgets[0]
+    have = f"has budgets {package.budgets}" if package.budgets else "has no budget"
+    raise UsageError(f"package {package.package_id!r} {have}; give --budget")
+
+
+def run(args: argparse.Namespace) -> int:
+    package = load_package(args.path)
+    ids = args.ids if args.ids is not None else read_store(args.store)
+    result = score(package, ids, the_budget(package, args.budget), opt=args.opt)
+    if args.json:
+        print_json_line(result.to_record())
+        return 0
+    ratio = "-" if result.ratio is None else f"{result.ratio:.4f}"
+    lines = {
+        "package": result.package_id,
+        "budget": f"{result.budget:g}",
+        "store": json.dumps(list(result.selected)),
+        "cost": f"{result.cost:g}",
+        "value": f"{result.value:.6g}",
+        "OPT": f"{result.opt:.6g}",
+        "ratio": ratio,
+        "feasible": "yes" if result.feasible else f"no: {result.reason}",
+    }
+    width = max(map(len, lines))
+    for key, value in lines.items():
+        print(f"{key.ljust(width)}  {value}")
+    return 0

@@ -1,0 +1,163 @@
+"""memaudit sweep: OPT and every writer's ratio over a range of budgets."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from statistics import mean
+from typing import Any
+
+from ..ablation import ablate, ablation_block, parse_drop
+from ..baselines import WRITERS, check_writers, writer_context, writer_scores
+from ..certify import SOLVERS, certify
+from ..errors import MemauditError, UsageError
+from ..package import Package
+from ..package_set import iter_set_entries
+from .common import add_subparser, name_list, number_list, print_json_line, print_table
+
+EXIT_SOME_FAILED = 3
+
+
+def add_parser(subparsers: Any) -> None:
+    p = add_subparser(
+        subparsers, "sweep",
+        "Solve each package at several budgets and score every baseline writer as F(X)/OPT: one "
+        "memaudit.result/1 line per (package, budget) with --json (its 'writers' block holds each "
+        "writer's value, ratio and store), else a table with a mean row per budget. --budget-fracs "
+        "are fractions of each package's total candidate cost (B = frac * sum of all costs). "
+        f"Writers: {', '.join(WRITERS)}. --drop adds the OPT without those candidate families "
+        "as a fraction of full OPT ('tombstone', 'update'; the artifact's 'compound_update' "
+        f"too). Exit code: 0 ok, {EXIT_SOME_FAILED} some package failed, 2 bad input.",
+        "memaudit sweep small.jsonl.gz --budgets 2,4,8,16 --writers gvt,density_only --drop tombstone,update",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="packages or package sets")
+    budgets = p.add_mutually_exclusive_group()
+    budgets.add_argument("--budgets", type=number_list, help="absolute budgets, e.g. 2,4,8,16")
+    budgets.add_argument("--budget-fracs", type=number_list,
+                         help="fractions of each package's total candidate cost, e.g. 0.02,0.05,0.1,0.2")
+    p.add_argument("--writers", type=name_list, default=list(WRITERS),
+                   help="comma-separated writers (default: all)")
+    p.add_argument("--drop", type=name_list, help="candidate families to ablate, e.g. tombstone,update")
+    p.add_argument("--certify", default="none", choices=["none", *SOLVERS],
+                   help="certify each optimum with a MILP (default none)")
+    p.add_argument("--time-limit", type=float, help="seconds per exact solve")
+    p.add_argument("--node-limit", type=int, help="nodes per exact solve")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random writer")
+    p.add_argument("--json", action="store_true", help="print JSONL records instead of a table")
+    p.set_defaults(run=run)
+
+
+def budgets_for(package: Package, args: argparse.Namespace) -> list[float]:
+    """The budgets of one package: given, fractions of its total cost, or its own."""
+    if args.budgets:
+        return [float(b) for b in args.budgets]
+    if args.budget_fracs:
+        total = package.total_cost()
+        return [float(f) * total for f in args.budget_fracs]
+    if not package.budgets:
+        raise UsageError(
+            f"package {package.package_id!r} has no budgets; give --budgets or --budget-fracs"
+        )
+    return package.budgets
+
+
+def sweep_package(package: Package, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """One memaudit.result/1 record per budget, with writers, ablation and certificate."""
+    from ..solver import solve
+
+    budgets = budgets_for(package, args)
+    ctx = writer_context(package)
+    results = solve(ctx.compiled, budgets=budgets, time_limit=args.time_limit, node_limit=args.node_limit)
+    ablations = None
+    if args.drop:
+        ablations = ablate(package, budgets, args.drop, full_opt=[r.value for r in results], time_limit=args.time_limit)
+    records = []
+    for k, result in enumerate(results):
+        record = result.to_record()
+        record["writers"] = writer_scores(ctx, result.budget, args.writers, opt=result.value, seed=args.seed)
+        if ablations is not None:
+            record["ablation"] = ablation_block([ablations[k]])
+        if args.certify != "none":
+            record["certificate"] = certify(ctx.compiled, result, args.certify, time_limit=args.time_limit).to_dict()
+        if args.budget_fracs:
+            record["budget_frac"] = float(args.budget_fracs[k])
+        records.append(record)
+    return records
+
+
+def run(args: argparse.Namespace) -> int:
+    check_writers(args.writers)
+    args.drop = parse_drop(args.drop) if args.drop is not None else None
+    failures = 0
+    table: list[dict[str, Any]] = []
+    for entry in iter_set_entries(args.paths):
+        try:
+            if entry.error is not None:
+                raise entry.error
+            assert entry.package is not None
+            records = sweep_package(entry.package, args)
+        except UsageError:
+            raise
+        except MemauditError as exc:
+            failures += 1
+            record = {"format": "memaudit.result/1", "source": entry.label, "status": "error", "error": str(exc)}
+            if args.json:
+                print_json_line(record)
+            else:
+                print(f"failed: {entry.label}: {exc}", file=sys.stderr)
+            continue
+        for record in records:
+            if args.json:
+                print_json_line(record)
+            else:
+                table.append(record)
+    if not args.json:
+        print_sweep_table(table, args.writers, args.drop)
+    return EXIT_SOME_FAILED if failures else 0
+
+
+def print_sweep_table(records: list[dict[str, Any]], writers: list[str], drop: tuple[str, ...] | None) -> None:
+    """One row per (package, budget), then the mean ratio per budget over packages."""
+    label = ",".join(drop) if drop else None
+    headers = ["package", "budget", "OPT", "status", *writers]
+    if label:
+        headers.append(f"no {label}")
+    if any("certificate" in r for r in records):
+        headers.append("certified")
+
+    def cells(record: dict[str, Any]) -> list[Any]:
+        row = [record["package_id"], record["budget"], record["opt"], record["status"]]
+        row += [_ratio(record["writers"][w]["ratio"]) for w in writers]
+        if label:
+            row.append(_ratio(record["ablation"][label]["fraction_of_opt"]))
+        if "certified" in headers:
+            row.append({True: "yes", False: "NO", None: "-"}[record["certificate"]["agrees"]])
+        return row
+
+    rows = [cells(r) for r in records]
+    # Means per budget, or per budget fraction (whose absolute budgets differ by package).
+    by_budget: dict[tuple[str, float], list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        key = ("frac", float(r["budget_frac"])) if "budget_frac" in r else ("", float(r["budget"]))
+        by_budget[key].append(r)
+    if len({r["package_id"] for r in records}) > 1:
+        for (kind, budget), group in sorted(by_budget.items()):
+            shown: Any = f"{budget:g} of total" if kind else budget
+            row: list[Any] = [f"mean of {len(group)}", shown, mean(float(r["opt"]) for r in group), ""]
+            row += [_mean_ratio(r["writers"][w]["ratio"] for r in group) for w in writers]
+            if label:
+                row.append(_mean_ratio(r["ablation"][label]["fraction_of_opt"] for r in group))
+            if "certified" in headers:
+                row.append("")
+            rows.append(row)
+    print_table(headers, rows)
+
+
+def _ratio(value: Any) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _mean_ratio(values: Any) -> str:
+    clean = [float(v) for v in values if v is not None]
+    return _ratio(mean(clean)) if clean else "-"
