@@ -105,27 +105,33 @@ def test_resume_completes_a_partial_file_without_duplicates(tmp_path):
 
 
 def test_sigkill_at_any_moment_then_resume_loses_nothing(tmp_path):
-    make_set(tmp_path / "set.jsonl", 60, scale=2)
+    make_set(tmp_path / "set.jsonl", 400, scale=2)
     out = tmp_path / "out.jsonl"
     cmd = [sys.executable, "-m", "memaudit_fast", "batch", str(tmp_path / "set.jsonl"), "--out", str(out),
            "--budgets", "2,4,8", "--workers", "2", "--chunk-size", "2"]
     kills = 0
-    for delay in (0.8, 1.3, 1.8):
+    # Kill at different moments after the run has started writing: between records, in the
+    # middle of one, while workers hold unfinished chunks.
+    for extra_delay in (0.0, 0.05, 0.2, 0.4):
+        size_before = out.stat().st_size if out.exists() else 0
         proc = subprocess.Popen(cmd + (["--resume"] if out.exists() else []), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + delay
-        while time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.02)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            if out.exists() and out.stat().st_size > size_before:
+                break
+            time.sleep(0.005)
+        time.sleep(extra_delay)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             kills += 1
         proc.wait()
-    assert kills >= 1, "the run finished before it could be killed; grow the set"
-    done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert kills >= 2, "the runs finished before they could be killed; grow the set"
+    done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     records = read(out)
     keys = Counter((r["source"], r["budget"]) for r in records)
-    assert len(keys) == 60 * 3 and set(keys.values()) == {1}
+    assert len(keys) == 400 * 3 and set(keys.values()) == {1}
     assert all(r["status"] == "optimal" for r in records)
 
 
