@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+from .ablation import ablate
+from .baselines import WRITERS, run_writer, run_writers
+from .certify import certify, certify_results
 from .compiled import CompiledPackage, compile_package
 from .errors import CertificationError, MemauditError, PackageError, SolverError, UsageError
 from .package import Package, load_package, save_package
 from .package_set import iter_packages, write_package_set
+from .scoring import score
+from .solver import SolveResult, solve
 
 __all__ = [
+    "WRITERS",
+    "ablate",
+    "certify",
+    "certify_results",
+    "run_writer",
+    "run_writers",
+    "score",
+    "solve",
+    "SolveResult",
     "CompiledPackage",
     "Package",
     "compile_package",

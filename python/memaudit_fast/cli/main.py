@@ -15,17 +15,25 @@ from ..errors import MemauditError
 
 # Subcommand modules under memaudit_fast.cli, in --help order.
 SUBCOMMANDS = [
+    "demo",
     "validate",
     "info",
     "convert",
+    "solve",
+    "sweep",
+    "score",
+    "certify",
     "generate",
     "natural",
     "batch",
     "export",
     "report",
+    "reproduce",
     "write",
     "retrieve",
     "eval_retrieval",
+    "import_store",
+    "score_store",
 ]
 
 

@@ -1,0 +1,207 @@
+// Depth-first branch-and-bound over groups for one budget.
+//
+// A node is a store S (feasible), the budget left R = B - c(S) and the set of candidates
+// still available: in unused groups, fitting R, with F(u | S) > 0 and not fixed out by
+// reduced costs. The node is bounded by the Lagrangian / multiple-choice-knapsack LP bound of
+// bounds.hpp (multipliers lambda_r live across nodes, so a child starts from its parent's
+// and a few projected subgradient steps per node suffice). A node whose bound is at most
+// incumbent + tol is pruned, tol = relative_tolerance * max(1, |incumbent|).
+//
+// Branching picks the open group G with the largest LP dual price pi_G (the group the bound
+// relies on most) and creates one child per available candidate of G plus "G stays empty".
+// Each child inherits a bound from the parent's LP dual (UB + rc_u, or UB - pi_G), children
+// are visited in decreasing order of that bound (the LP's own choice first, a dive that
+// finds good stores early) and a child whose inherited bound is already below the incumbent
+// is never entered. Reduced-cost fixing removes, for the whole subtree, every candidate u
+// with UB + rc_u <= incumbent + tol.
+//
+// State changes are undone from logs (removed candidates, overwritten coverage values), so
+// memory is O(nnz + candidates + units + depth) whatever the number of nodes. The partition
+// matroid is a bitset of used groups.
+//
+// When F is known to take values in delta * Z (objective_granularity), a node is pruned as
+// soon as its bound is at most incumbent + delta - tol: it cannot hold a store one step
+// better.
+//
+// Guarantee when the search completes (status optimal): OPT(B) <= value + tol (up to
+// floating-point rounding in the bound arithmetic, far below tol), and OPT(B) = value on a
+// granular objective. On a limit the reported upper bound is the largest bound of any pruned
+// or unexplored part of the tree, hence >= OPT(B).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "memaudit/bounds.hpp"
+#include "memaudit/reduction.hpp"
+
+namespace memaudit {
+
+enum class SolveStatus : std::int32_t { Optimal = 0, TimeLimit = 1, NodeLimit = 2, Interrupted = 3 };
+
+using Clock = std::chrono::steady_clock;
+
+struct SearchLimits {
+    Clock::time_point deadline = Clock::time_point::max();
+    std::int64_t node_limit = std::numeric_limits<std::int64_t>::max();
+    double relative_tolerance = 1e-9;
+    // F takes values in granularity * Z (0: unknown), see objective_granularity().
+    double granularity = 0.0;
+    const std::atomic<bool>* cancel = nullptr;
+    std::function<bool()> poll; // asked now and then whether to stop (e.g. a pending Ctrl-C)
+    double poll_interval = 0.1; // seconds
+    // Subgradient effort: many steps at the root (their multipliers are inherited by every
+    // node below), a few per node where the parent's multipliers are already close.
+    int root_iterations = 300;
+    int node_iterations = 6;
+    int branching = 0; // experimental switch
+    int root_fixing_rounds = 50;
+    int node_fixing_rounds = 3;
+};
+
+struct SearchOutcome {
+    SolveStatus status = SolveStatus::Optimal;
+    std::vector<std::int32_t> store; // reduced candidates
+    double value = 0.0;
+    double upper_bound = 0.0;
+    double root_bound = 0.0; // bound of the root node (before any branching)
+    std::int64_t nodes = 0;
+};
+
+// Budget slack absorbing rounding in sums of float costs: a store fits when its total cost
+// is at most B + kBudgetSlack * max(1, B).
+constexpr double kBudgetSlack = 1e-12;
+inline double budget_limit(double budget) { return budget + kBudgetSlack * (budget > 1.0 ? budget : 1.0); }
+
+class BranchAndBound {
+  public:
+    // `lambda` (one multiplier per reduced unit, in [0, 1]) is read as a warm start and left
+    // at its last value, so budgets of a sweep share it.
+    BranchAndBound(const ReducedProblem& problem, double budget, std::vector<double>& lambda,
+                   const SearchLimits& limits);
+
+    // A feasible store (reduced indices) as incumbent if it beats the current one.
+    void offer(const std::vector<std::int32_t>& store);
+    SearchOutcome run();
+
+  private:
+    // Sparse set with O(1) erase and LIFO restore of the erased elements.
+    class SparseSet {
+      public:
+        void init(std::size_t universe) {
+            dense_.resize(universe);
+            pos_.resize(universe);
+            for (std::size_t i = 0; i < universe; ++i) dense_[i] = pos_[i] = static_cast<std::int32_t>(i);
+            size_ = universe;
+        }
+        bool contains(std::int32_t x) const { return static_cast<std::size_t>(pos_[x]) < size_; }
+        std::size_t size() const { return size_; }
+        std::int32_t at(std::size_t i) const { return dense_[i]; }
+        void erase(std::int32_t x) {
+            const auto p = static_cast<std::size_t>(pos_[x]);
+            const auto last = dense_[size_ - 1];
+            dense_[p] = last;
+            pos_[last] = static_cast<std::int32_t>(p);
+            dense_[size_ - 1] = x;
+            pos_[x] = static_cast<std::int32_t>(size_ - 1);
+            --size_;
+        }
+        void restore() { ++size_; }
+
+      private:
+        std::vector<std::int32_t> dense_, pos_;
+        std::size_t size_ = 0;
+    };
+
+    struct Child {
+        std::int32_t candidate; // -1: the group stays empty
+        double bound;           // inherited from the parent's LP dual
+    };
+    struct Level {
+        std::int32_t group;
+        std::size_t children_begin, children_end, next;
+        std::size_t removal_mark, coverage_mark, store_size;
+        double value, cost;
+    };
+
+    bool should_stop();
+    double threshold() const;
+    void update_incumbent();
+    void remove_candidate(std::int32_t u);
+    void close_group(std::int32_t g);
+    void include(std::int32_t u);
+    bool dominates(std::int32_t u, std::int32_t v) const;
+    void remove_dominated();
+    void restore(const Level& level);
+    // Filters the available candidates and returns the node bound (best over the subgradient
+    // iterations, with the LP of that best multiplier vector loaded in lp_).
+    double bound_node(int max_iterations);
+    double evaluate_bound(double capacity);
+    // Removes candidates whose reduced cost proves them useless below this node.
+    std::size_t fix_by_reduced_cost();
+    void branch(double bound);
+    void try_lp_rounding();
+    void accumulate_primal();
+    double integral_knapsack_bound();
+
+    const ReducedProblem& p_;
+    double budget_;
+    double limit_;
+    std::vector<double>& lambda_;
+    SearchLimits limits_;
+    Clock::time_point next_poll_;
+    SolveStatus status_ = SolveStatus::Optimal;
+    bool stopped_ = false;
+
+    SparseSet available_;
+    SparseSet open_groups_;
+    std::vector<std::int32_t> group_available_;
+    std::vector<std::int32_t> removal_log_;
+    std::vector<std::uint64_t> group_used_;
+    std::vector<double> z_;
+    std::vector<std::pair<std::int32_t, double>> coverage_log_;
+    std::vector<std::int32_t> store_;
+    double value_ = 0.0;
+    double cost_ = 0.0;
+
+    std::vector<std::int32_t> incumbent_;
+    double incumbent_value_ = 0.0;
+    double pruned_bound_ = 0.0; // largest bound of any part of the tree left behind
+    double root_bound_ = 0.0;
+
+    std::vector<Level> levels_;
+    std::vector<Child> children_;
+    std::int64_t nodes_ = 0;
+
+    // Node workspace, reused (no allocation per node once warm).
+    std::vector<std::uint32_t> unit_stamp_;
+    std::uint32_t stamp_ = 0;
+    std::vector<ResidualUnit> unit_;
+    std::vector<std::int32_t> touched_;
+    std::vector<double> coef_;        // w_r lambda_r sigma_r
+    std::vector<double> lp_coverage_; // Y_r: coverage of the LP solution
+    std::vector<double> direction_;   // deflected subgradient
+    std::vector<double> primal_;      // sum of LP solutions x over the node's iterations
+    std::vector<std::int32_t> primal_support_;
+    int primal_count_ = 0;
+    bool integral_costs_ = false;
+    std::vector<double> knapsack_;
+    std::vector<double> gains_;
+    std::vector<std::int64_t> choice_;
+    std::vector<std::int32_t> picked_;
+    std::vector<std::int32_t> dominators_;       // group G's candidates when G is skipped
+    std::vector<std::uint64_t> candidate_stamp_;
+    std::uint64_t scan_stamp_ = 0;
+    double node_alpha_ = 0.0;
+    std::vector<double> saved_lambda_;
+    std::vector<double> entry_room_;  // t = min(a, rho) per non-zero
+    std::vector<double> entry_gain_;  // w g(t) per non-zero
+    MultipleChoiceKnapsackLP lp_;
+    double node_dual_ = 0.0; // F(S) + sum alpha + LP dual value of the loaded LP
+};
+
+} // namespace memaudit

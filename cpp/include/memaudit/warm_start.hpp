@@ -1,0 +1,64 @@
+// Feasible stores that start the branch-and-bound: the higher the incumbent, the earlier
+// the bounds prune, so a few cheap heuristics run before the search.
+//
+//  * Greedy by density: repeatedly insert the candidate of an unused group with the largest
+//    F(u | S) / c_u that still fits (lazy evaluation: marginal gains only shrink as S grows,
+//    by submodularity, so a stale key is an upper bound on the fresh one).
+//  * Greedy by gain: the same with key F(u | S); it wins where density is misleading (a cheap
+//    candidate blocking an expensive one that covers much more).
+//  * Value thresholds in the spirit of the MEMAUDIT paper's Group Value-Threshold baseline:
+//    for a threshold t on singleton densities, one pass over groups inserts the best
+//    admissible candidate (density of its marginal gain >= t) of each group. A few dozen
+//    thresholds (quantiles of the singleton densities) keep this linear in the package size.
+//  * Local improvement: single swaps (remove s, insert u, u possibly from s's group) and
+//    greedy fills, best improvement first, until no move gains or a work cap is reached.
+//
+// All stores are lists of reduced candidate indices and are feasible for the given budget
+// limit (total cost <= limit, at most one candidate per group).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "memaudit/reduction.hpp"
+
+namespace memaudit {
+
+struct Store {
+    std::vector<std::int32_t> candidates;
+    double value = 0.0;
+    double cost = 0.0;
+};
+
+class WarmStart {
+  public:
+    WarmStart(const ReducedProblem& problem, double budget_limit);
+
+    Store greedy_by_density();
+    Store greedy_by_gain();
+    Store value_thresholds(std::size_t max_thresholds);
+    // Swap and fill moves from `start` (which must be feasible) until none improves.
+    Store improve(Store start);
+    // The best of all of the above, improved; `seed` (feasible, possibly empty) competes too.
+    Store best(const Store& seed);
+
+  private:
+    double gain(std::int32_t u) const;
+    void add(std::int32_t u);
+    void remove(std::int32_t u);
+    void reset();
+    Store snapshot() const;
+    void load(const Store& store);
+    Store lazy_greedy(bool by_density);
+    void fill_by_density();
+
+    const ReducedProblem& p_;
+    double limit_;
+    std::vector<double> z_;
+    std::vector<char> group_used_;
+    std::vector<std::int32_t> store_;
+    double value_ = 0.0;
+    double cost_ = 0.0;
+};
+
+} // namespace memaudit

@@ -1,0 +1,119 @@
+#include "memaudit/solver.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <cstdlib>
+
+#include "memaudit/reduction.hpp"
+#include "memaudit/warm_start.hpp"
+
+namespace memaudit {
+
+const char* status_name(SolveStatus status) {
+    switch (status) {
+    case SolveStatus::Optimal:
+        return "optimal";
+    case SolveStatus::TimeLimit:
+        return "time_limit";
+    case SolveStatus::NodeLimit:
+        return "node_limit";
+    case SolveStatus::Interrupted:
+        return "interrupted";
+    }
+    return "unknown";
+}
+
+namespace {
+
+Clock::time_point deadline_after(Clock::time_point start, double seconds) {
+    if (!(seconds < 1e9)) return Clock::time_point::max();
+    return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.0, seconds)));
+}
+
+// OPT lies on the lattice granularity * Z, so a proven bound rounds down to it. `slack`
+// (half the search tolerance) absorbs rounding in the bound arithmetic; the search prunes at
+// incumbent + granularity - tol, so a completed search rounds to the incumbent. Skipped when
+// the step is too fine next to the tolerance, exactly as the search skips it.
+double on_lattice(double bound, double granularity, double tol) {
+    if (!(granularity > 1e3 * tol)) return bound;
+    return granularity * std::floor((bound + 0.5 * tol) / granularity);
+}
+
+} // namespace
+
+void check_solve_inputs(const std::vector<double>& budgets, const SolveOptions& options) {
+    for (double b : budgets)
+        if (!std::isfinite(b) || b < 0.0) throw std::invalid_argument("budgets must be finite and >= 0");
+    if (std::isnan(options.time_limit) || options.time_limit < 0.0)
+        throw std::invalid_argument("time_limit must be >= 0");
+    if (options.node_limit < 0) throw std::invalid_argument("node_limit must be >= 0");
+    if (!(options.relative_tolerance >= 0.0) || !std::isfinite(options.relative_tolerance))
+        throw std::invalid_argument("relative_tolerance must be finite and >= 0");
+    if (!(options.poll_interval > 0.0)) throw std::invalid_argument("poll_interval must be > 0");
+    if (options.root_iterations < 1 || options.node_iterations < 1)
+        throw std::invalid_argument("root_iterations and node_iterations must be >= 1");
+}
+
+std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector<double>& budgets,
+                                       const SolveOptions& options) {
+    check_solve_inputs(budgets, options);
+
+    auto clock_start = Clock::now();
+    const ReducedProblem reduced = reduce(problem);
+    std::vector<double> lambda(static_cast<std::size_t>(reduced.num_units), 1.0);
+    const double granularity = objective_granularity(reduced);
+
+    std::vector<std::size_t> order(budgets.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return budgets[a] < budgets[b]; });
+
+    std::vector<SolveResult> results(budgets.size());
+    Store previous; // optimum (or incumbent) of the previous, smaller budget
+    for (auto index : order) {
+        const double budget = budgets[index];
+        SearchLimits limits;
+        limits.deadline = deadline_after(clock_start, options.time_limit);
+        limits.node_limit = options.node_limit;
+        limits.relative_tolerance = options.relative_tolerance;
+        limits.granularity = granularity;
+        limits.cancel = options.cancel;
+        limits.poll = options.poll;
+        limits.poll_interval = options.poll_interval;
+        limits.root_iterations = options.root_iterations;
+        limits.node_iterations = options.node_iterations;
+        limits.branching = options.branching;
+        if (const char* e = std::getenv("MA_NFR")) limits.node_fixing_rounds = std::atoi(e);
+        if (const char* e = std::getenv("MA_RFR")) limits.root_fixing_rounds = std::atoi(e);
+
+        WarmStart warm(reduced, budget_limit(budget));
+        const Store start = warm.best(previous);
+        BranchAndBound search(reduced, budget, lambda, limits);
+        search.offer(start.candidates);
+        const SearchOutcome outcome = search.run();
+
+        SolveResult& res = results[index];
+        res.budget = budget;
+        res.status = outcome.status;
+        res.nodes = outcome.nodes;
+        res.reduced_candidates = reduced.num_candidates;
+        for (auto u : outcome.store) res.selected.push_back(reduced.original[u]);
+        std::sort(res.selected.begin(), res.selected.end());
+        res.value = objective_value(problem, res.selected.data(), res.selected.size());
+        for (auto u : res.selected) res.cost += problem.cost[u];
+        const double tol = options.relative_tolerance * std::max(1.0, std::abs(outcome.value));
+        res.upper_bound = std::max(on_lattice(outcome.upper_bound, granularity, tol), res.value);
+        res.root_bound = std::max(on_lattice(outcome.root_bound, granularity, tol), res.upper_bound);
+        res.gap = res.upper_bound > 0.0 ? std::max(0.0, (res.upper_bound - res.value) / res.upper_bound) : 0.0;
+        previous.candidates = outcome.store;
+        previous.value = outcome.value;
+        const auto now = Clock::now();
+        res.seconds = std::chrono::duration<double>(now - clock_start).count();
+        clock_start = now;
+    }
+    return results;
+}
+
+} // namespace memaudit

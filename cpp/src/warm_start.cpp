@@ -1,0 +1,206 @@
+#include "memaudit/warm_start.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <utility>
+
+namespace memaudit {
+
+namespace {
+
+constexpr double kMinGain = 1e-12;
+// Entry evaluations local improvement may spend (keeps it a fraction of a second on the
+// largest packages; the search does the rest).
+constexpr std::int64_t kImproveWork = 30'000'000;
+
+double density(double gain, double cost) { return gain / std::max(cost, 1e-12); }
+
+} // namespace
+
+WarmStart::WarmStart(const ReducedProblem& problem, double budget_limit)
+    : p_(problem), limit_(budget_limit), z_(static_cast<std::size_t>(problem.num_units), 0.0),
+      group_used_(static_cast<std::size_t>(problem.num_groups), 0) {}
+
+double WarmStart::gain(std::int32_t u) const {
+    double g = 0.0;
+    for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k) {
+        const auto r = p_.indices[k];
+        const double before = z_[r];
+        if (before >= p_.cap[r]) continue;
+        g += p_.unit_value(r, before + p_.values[k]) - p_.unit_value(r, before);
+    }
+    return g;
+}
+
+void WarmStart::add(std::int32_t u) {
+    for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k) {
+        const auto r = p_.indices[k];
+        const double before = z_[r];
+        z_[r] = before + p_.values[k];
+        value_ += p_.unit_value(r, z_[r]) - p_.unit_value(r, before);
+    }
+    group_used_[p_.group_of[u]] = 1;
+    store_.push_back(u);
+    cost_ += p_.cost[u];
+}
+
+void WarmStart::remove(std::int32_t u) {
+    for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k) {
+        const auto r = p_.indices[k];
+        const double before = z_[r];
+        z_[r] = std::max(0.0, before - p_.values[k]);
+        value_ += p_.unit_value(r, z_[r]) - p_.unit_value(r, before);
+    }
+    group_used_[p_.group_of[u]] = 0;
+    store_.erase(std::find(store_.begin(), store_.end(), u));
+    cost_ -= p_.cost[u];
+}
+
+void WarmStart::reset() {
+    std::fill(z_.begin(), z_.end(), 0.0);
+    std::fill(group_used_.begin(), group_used_.end(), 0);
+    store_.clear();
+    value_ = 0.0;
+    cost_ = 0.0;
+}
+
+Store WarmStart::snapshot() const {
+    Store s;
+    s.candidates = store_;
+    std::sort(s.candidates.begin(), s.candidates.end());
+    s.value = p_.value_of(s.candidates);
+    for (auto u : s.candidates) s.cost += p_.cost[u];
+    return s;
+}
+
+void WarmStart::load(const Store& store) {
+    reset();
+    for (auto u : store.candidates) add(u);
+}
+
+Store WarmStart::lazy_greedy(bool by_density) {
+    // Max-heap on (key, -index): stale keys are upper bounds because gains only shrink.
+    using Entry = std::pair<double, std::int32_t>;
+    auto cmp = [](const Entry& a, const Entry& b) { return a.first < b.first || (a.first == b.first && a.second > b.second); };
+    std::priority_queue<Entry, std::vector<Entry>, decltype(cmp)> heap(cmp);
+    for (std::int32_t u = 0; u < p_.num_candidates; ++u) {
+        if (group_used_[p_.group_of[u]] || cost_ + p_.cost[u] > limit_) continue;
+        const double g = gain(u);
+        if (g > kMinGain) heap.emplace(by_density ? density(g, p_.cost[u]) : g, u);
+    }
+    while (!heap.empty()) {
+        const auto [key, u] = heap.top();
+        heap.pop();
+        // Budget left only shrinks and a used group stays used: such candidates are done.
+        if (group_used_[p_.group_of[u]] || cost_ + p_.cost[u] > limit_) continue;
+        const double g = gain(u);
+        if (g <= kMinGain) continue;
+        const double fresh = by_density ? density(g, p_.cost[u]) : g;
+        if (!heap.empty() && fresh < heap.top().first) {
+            heap.emplace(fresh, u);
+            continue;
+        }
+        (void)key;
+        add(u);
+    }
+    return snapshot();
+}
+
+Store WarmStart::greedy_by_density() {
+    reset();
+    return lazy_greedy(true);
+}
+
+Store WarmStart::greedy_by_gain() {
+    reset();
+    return lazy_greedy(false);
+}
+
+void WarmStart::fill_by_density() { lazy_greedy(true); }
+
+Store WarmStart::value_thresholds(std::size_t max_thresholds) {
+    std::vector<double> singles;
+    reset();
+    for (std::int32_t u = 0; u < p_.num_candidates; ++u)
+        if (p_.cost[u] <= limit_) singles.push_back(density(gain(u), p_.cost[u]));
+    std::sort(singles.begin(), singles.end(), std::greater<>());
+    singles.erase(std::unique(singles.begin(), singles.end()), singles.end());
+    std::vector<double> thresholds;
+    if (singles.size() <= max_thresholds) {
+        thresholds = singles;
+    } else {
+        for (std::size_t k = 0; k < max_thresholds; ++k)
+            thresholds.push_back(singles[k * (singles.size() - 1) / (max_thresholds - 1)]);
+    }
+    thresholds.push_back(0.0);
+
+    Store best;
+    for (double t : thresholds) {
+        reset();
+        for (std::int32_t g = 0; g < p_.num_groups; ++g) {
+            std::int32_t pick = -1;
+            double pick_gain = 0.0;
+            for (auto m = p_.group_ptr[g]; m < p_.group_ptr[g + 1]; ++m) {
+                const auto u = p_.group_members[m];
+                if (cost_ + p_.cost[u] > limit_) continue;
+                const double gu = gain(u);
+                if (gu <= kMinGain || density(gu, p_.cost[u]) + 1e-12 < t) continue;
+                if (pick < 0 || gu > pick_gain || (gu == pick_gain && p_.cost[u] < p_.cost[pick])) {
+                    pick = u;
+                    pick_gain = gu;
+                }
+            }
+            if (pick >= 0) add(pick);
+        }
+        if (value_ > best.value + kMinGain || (std::abs(value_ - best.value) <= kMinGain && cost_ < best.cost))
+            best = snapshot();
+    }
+    return best;
+}
+
+Store WarmStart::improve(Store start) {
+    load(start);
+    fill_by_density();
+    std::int64_t work = 0;
+    for (int round = 0; round < 200 && work < kImproveWork; ++round) {
+        double best_delta = kMinGain * std::max(1.0, std::abs(value_));
+        std::int32_t best_out = -1, best_in = -1;
+        const std::vector<std::int32_t> current = store_;
+        for (auto s : current) {
+            const double before = value_;
+            remove(s);
+            const double loss = before - value_;
+            for (std::int32_t u = 0; u < p_.num_candidates; ++u) {
+                if (u == s || group_used_[p_.group_of[u]] || cost_ + p_.cost[u] > limit_) continue;
+                const double delta = gain(u) - loss;
+                if (delta > best_delta) {
+                    best_delta = delta;
+                    best_out = s;
+                    best_in = u;
+                }
+            }
+            work += p_.indptr[p_.num_candidates];
+            add(s);
+        }
+        if (best_out < 0) break;
+        remove(best_out);
+        add(best_in);
+        fill_by_density();
+    }
+    Store out = snapshot();
+    return out.value >= start.value ? out : start;
+}
+
+Store WarmStart::best(const Store& seed) {
+    std::vector<Store> pool{greedy_by_density(), greedy_by_gain(), value_thresholds(32), seed};
+    std::sort(pool.begin(), pool.end(), [](const Store& a, const Store& b) { return a.value > b.value; });
+    Store best = improve(pool[0]);
+    for (std::size_t k = 1; k < pool.size() && k < 2; ++k) {
+        Store other = improve(pool[k]);
+        if (other.value > best.value) best = std::move(other);
+    }
+    return best;
+}
+
+} // namespace memaudit

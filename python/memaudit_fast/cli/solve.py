@@ -1,0 +1,110 @@
+"""memaudit solve: exact OPT(B) of packages, one memaudit.result/1 record per (package, budget)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..certify import SOLVERS, certify_results
+from ..errors import MemauditError, UsageError
+from ..package import Package
+from ..package_set import iter_set_entries
+from ..solver import SolveResult, solve
+from .common import add_subparser, number_list, print_json_line, print_table
+
+EXIT_SOME_FAILED = 3
+EXIT_INTERRUPTED = 130
+
+
+def add_parser(subparsers: Any) -> None:
+    p = add_subparser(
+        subparsers, "solve",
+        "Solve packages exactly (branch-and-bound) at their own budgets or at --budget values. "
+        "Prints a table, or with --json one memaudit.result/1 line per (package, budget): 'opt' "
+        "is the best store's value, 'upper_bound' a proven bound, 'status' optimal / time_limit / "
+        "node_limit / interrupted (only 'optimal' is a proof that opt = OPT). Ctrl-C stops the "
+        "search and prints what was found so far. Exit code: 0 ok, "
+        f"{EXIT_SOME_FAILED} some package failed, {EXIT_INTERRUPTED} interrupted, 2 bad input.",
+        "memaudit solve package.json --budget 4,8 --time-limit 10 --json",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="packages or package sets (.jsonl, .jsonl.gz, directories)")
+    budgets = p.add_mutually_exclusive_group()
+    budgets.add_argument("--budget", "--budgets", dest="budgets", type=number_list, action="append",
+                         metavar="B", help="budget(s), repeatable or comma-separated: --budget 4 --budget 8, --budget 4,8")
+    budgets.add_argument("--budget-fracs", type=number_list, metavar="F",
+                         help="fractions of each package's total candidate cost, e.g. 0.05,0.1")
+    p.add_argument("--time-limit", type=float, metavar="S", help="seconds per (package, budget)")
+    p.add_argument("--node-limit", type=int, metavar="N", help="search nodes per (package, budget)")
+    p.add_argument("--certify", default="none", choices=["none", *SOLVERS],
+                   help="check each optimum with a MILP solver (default none)")
+    p.add_argument("--json", action="store_true", help="print JSONL records instead of a table")
+    p.set_defaults(run=run)
+
+
+def budgets_for(package: Package, args: argparse.Namespace) -> list[float] | None:
+    """The budgets asked for on the command line (None: the package's own)."""
+    if args.budgets:
+        return [float(b) for group in args.budgets for b in group]
+    if args.budget_fracs:
+        total = package.total_cost()
+        return [float(f) * total for f in args.budget_fracs]
+    if not package.budgets:
+        raise UsageError(f"package {package.package_id!r} has no budgets; give --budget or --budget-fracs")
+    return None
+
+
+def solve_package(package: Package, args: argparse.Namespace) -> tuple[list[SolveResult], list[dict[str, Any]]]:
+    results = solve(package, budgets=budgets_for(package, args), time_limit=args.time_limit,
+                    node_limit=args.node_limit)
+    if args.certify != "none":
+        records = certify_results(package, results, args.certify, time_limit=args.time_limit)
+    else:
+        records = [r.to_record() for r in results]
+    if args.budget_fracs:
+        for record, frac in zip(records, args.budget_fracs):
+            record["budget_frac"] = float(frac)
+    return results, records
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.time_limit is not None and not args.time_limit >= 0:
+        raise UsageError(f"--time-limit must be >= 0, got {args.time_limit}")
+    if args.node_limit is not None and args.node_limit < 0:
+        raise UsageError(f"--node-limit must be >= 0, got {args.node_limit}")
+    failures = 0
+    rows: list[list[Any]] = []
+    interrupted = False
+    for entry in iter_set_entries(args.paths):
+        try:
+            if entry.error is not None:
+                raise entry.error
+            assert entry.package is not None
+            results, records = solve_package(entry.package, args)
+        except UsageError:
+            raise
+        except MemauditError as exc:
+            failures += 1
+            record = {"format": "memaudit.result/1", "source": entry.label, "status": "error", "error": str(exc)}
+            if args.json:
+                print_json_line(record)
+            else:
+                print(f"failed: {entry.label}: {exc}", file=sys.stderr)
+            continue
+        for result, record in zip(results, records):
+            if args.json:
+                print_json_line(record)
+            else:
+                rows.append([result.package_id, result.budget, result.status, result.value, result.upper_bound,
+                             f"{100 * result.gap:.3g}%", len(result.selected), result.cost, result.nodes,
+                             f"{result.seconds:.4g}"])
+        if any(r.status == "interrupted" for r in results):
+            interrupted = True
+            break
+    if not args.json and rows:
+        print_table(["package", "budget", "status", "opt", "upper_bound", "gap", "stored", "cost", "nodes", "seconds"],
+                    rows)
+    if interrupted:
+        print("memaudit solve: interrupted; the results above are anytime bounds", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_SOME_FAILED if failures else 0
