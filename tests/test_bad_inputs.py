@@ -70,6 +70,7 @@ CASES = [
     ("dangling-query-unit", mutate("queries.0.required_unit_ids", ["u7"]), ["queries[0]", "required_unit_ids", "'u7'"]),
     ("negative-cost", mutate("candidates.0.cost", -1), ["candidates[0]", "field 'cost'", "found -1", ">= 0"]),
     ("string-cost", mutate("candidates.0.cost", "3"), ["candidates[0]", "field 'cost'", "string '3'", "JSON number"]),
+    ("huge-int-cost", mutate("candidates.0.cost", 10**400), ["candidates[0]", "field 'cost'", "finite number"]),
     ("bool-cost", mutate("candidates.0.cost", True), ["candidates[0]", "field 'cost'", "boolean true"]),
     ("missing-cost", mutate("candidates.1.cost", None, delete=True), ["candidates[1]", "field 'cost'", "missing"]),
     ("missing-coverage", mutate("candidates.1.coverage", None, delete=True), ["candidates[1]", "coverage", "missing"]),

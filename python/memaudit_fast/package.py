@@ -165,14 +165,24 @@ class _Validator:
     def number(
         self, value: Any, record: str | None, fld: str, *, nonnegative: bool = True
     ) -> float:
+        kind = type(value)
+        if kind is float or (kind is int and -(2**1000) < value < 2**1000):  # common case, no calls
+            number = float(value)
+            if -math.inf < number < math.inf and (number >= 0 or not nonnegative):
+                return number
         self.expect(is_number(value), value, "a JSON number", record, fld)
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf  # an integer beyond double precision
         self.expect(math.isfinite(number), value, "a finite number", record, fld)
         if nonnegative:
             self.expect(number >= 0, value, "a number >= 0", record, fld)
         return number
 
     def identifier(self, value: Any, record: str, fld: str) -> str:
+        if type(value) is str and value:
+            return value
         self.expect(
             isinstance(value, str) and value != "", value, "a non-empty string id", record, fld
         )
