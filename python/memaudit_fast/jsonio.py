@@ -22,11 +22,13 @@ def _reject_constant(name: str) -> Any:
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"key {key!r} appears twice in one object")
-        out[key] = value
+    out = dict(pairs)
+    if len(out) != len(pairs):  # rare: find the repeated key for the message
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"key {key!r} appears twice in one object")
+            seen.add(key)
     return out
 
 

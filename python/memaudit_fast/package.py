@@ -204,6 +204,10 @@ class _Validator:
     def unique_ids(self, records: list[dict[str, Any]], list_name: str, key: str) -> dict[str, int]:
         seen: dict[str, int] = {}
         for i, rec in enumerate(records):
+            ident = rec.get(key)
+            if type(ident) is str and ident and ident not in seen:  # the common case
+                seen[ident] = i
+                continue
             where = self.locate(list_name, i)
             if key not in rec:
                 self.fail(f"missing; every record of {list_name} needs {key!r}", record=where, fld=key)
