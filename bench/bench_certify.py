@@ -10,8 +10,8 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from baselines_ref import random_package
 
+from baselines_ref import random_package
 from memaudit_fast.certify import certify
 from memaudit_fast.compiled import CompiledPackage, compile_package
 from memaudit_fast.milp import build_milp, gurobi_installed, solve_highs

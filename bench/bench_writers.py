@@ -7,6 +7,7 @@ the store is feasible and, where the reference runs, identical to it id for id.
 from __future__ import annotations
 
 import pytest
+
 from baselines_ref import (
     RefPackage,
     is_feasible,
@@ -15,7 +16,6 @@ from baselines_ref import (
     ref_greedy,
     ref_gvt,
 )
-
 from memaudit_fast.baselines import WriterContext, run_writer
 from memaudit_fast.compiled import compile_package
 from memaudit_fast.package import Package

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 
 def h_value(sat: Any, z: float) -> float:
@@ -16,7 +18,7 @@ def h_value(sat: Any, z: float) -> float:
     points = sat["pwl"]
     if z >= points[-1][0]:
         return float(points[-1][1])
-    for (z0, h0), (z1, h1) in zip(points, points[1:]):
+    for (z0, h0), (z1, h1) in itertools.pairwise(points):
         if z0 <= z < z1:
             return h0 + (h1 - h0) * (z - z0) / (z1 - z0)
     return 0.0

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -257,12 +257,12 @@ def synthetic_instance(n_candidates: int, seed: int, kind: str = "memaudit") -> 
     g = 0
     while len(costs) < n_candidates:
         k = int(rng.integers(1, 4))
-        units = sorted(set(int(r) for r in rng.choice(n_units, size=k, p=popularity)))
+        units = sorted({int(r) for r in rng.choice(n_units, size=k, p=popularity)})
         reps: list[tuple[float, list[tuple[int, float]]]] = []
         if kind == "dense":
             for _ in range(int(rng.integers(2, 6))):
                 m = int(rng.integers(8, 31))
-                cov = sorted(set(int(r) for r in rng.choice(n_units, size=m, p=popularity)))
+                cov = sorted({int(r) for r in rng.choice(n_units, size=m, p=popularity)})
                 reps.append((float(rng.integers(2, 30)), [(r, float(rng.choice([0.25, 0.5]))) for r in cov]))
         else:
             raw_cost = float(rng.integers(2, 4)) if tie else float(rng.integers(12, 40))

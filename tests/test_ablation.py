@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from baselines_ref import brute_force, install_brute_force_solver
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import packages
 
+from baselines_ref import brute_force, install_brute_force_solver
 from memaudit_fast.ablation import ablate, ablated_package, dropped_representations, parse_drop
 from memaudit_fast.errors import UsageError
 from memaudit_fast.package import Package
+from strategies import packages
 
 
 @pytest.fixture(autouse=True)

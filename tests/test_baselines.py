@@ -7,11 +7,10 @@ import itertools
 
 import numpy as np
 import pytest
-from baselines_ref import brute_force, install_brute_force_solver, is_feasible, reference_store
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import packages
 
+from baselines_ref import brute_force, install_brute_force_solver, is_feasible, reference_store
 from memaudit_fast import _core
 from memaudit_fast.baselines import (
     WRITERS,
@@ -24,6 +23,7 @@ from memaudit_fast.baselines import (
 from memaudit_fast.compiled import compile_package
 from memaudit_fast.errors import UsageError
 from memaudit_fast.package import Package
+from strategies import packages
 
 REFERENCED = [w for w in WRITERS if w != "random"]
 

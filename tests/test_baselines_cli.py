@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from baselines_ref import brute_force, install_brute_force_solver, reference_store
 from test_ablation import update_package
 from test_baselines import density_trap
 
+from baselines_ref import brute_force, install_brute_force_solver, reference_store
 from memaudit_fast.baselines import WRITERS
 from memaudit_fast.cli.main import main
 from memaudit_fast.examples import example_package

@@ -8,16 +8,16 @@ import importlib.util
 import math
 
 import pytest
-from baselines_ref import brute_force
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import packages
 
+from baselines_ref import brute_force
 from memaudit_fast.certify import certify, certify_results, claim_of
 from memaudit_fast.compiled import compile_package
 from memaudit_fast.errors import CertificationError, UsageError
 from memaudit_fast.milp import build_milp, gurobi_installed, saturation_pieces, solve_highs
 from memaudit_fast.package import Package, SaturationSpec
+from strategies import packages
 
 needs_gurobi = pytest.mark.skipif(not gurobi_installed(), reason="gurobipy is not installed")
 

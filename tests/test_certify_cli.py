@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from baselines_ref import brute_force
-from test_certify import claim, hard_package, small_package
 
+from baselines_ref import brute_force
 from memaudit_fast.cli.main import main
 from memaudit_fast.examples import example_package
 from memaudit_fast.package import Package
 from memaudit_fast.package_set import write_package_set
+from test_certify import claim, hard_package, small_package
 
 
 def write_results(path, records) -> str:

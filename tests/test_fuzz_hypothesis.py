@@ -13,7 +13,6 @@ from memaudit_fast.batch import read_done
 from memaudit_fast.compiled import compile_package
 from memaudit_fast.errors import MemauditError, PackageError
 from memaudit_fast.package import Package, save_package
-
 from strategies import packages
 
 ODD_VALUES = st.sampled_from(

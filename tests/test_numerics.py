@@ -38,14 +38,14 @@ def random_package(seed: int, *, weight_scale: float = 1.0, cost_scale: float = 
 
 
 CASES = {
-    "huge-weights": dict(weight_scale=1e12),
-    "tiny-weights": dict(weight_scale=1e-9),
-    "huge-costs": dict(cost_scale=1e9),
-    "tiny-costs": dict(cost_scale=1e-7),
-    "exact-ties": dict(ties=True),
-    "cap-boundary": dict(cap_boundary=True),
-    "near-collinear-pwl": dict(saturation={"pwl": [[0, 0], [0.5, 0.5], [1.0, 0.9999999], [2.0, 1.9999997], [3.0, 2.4]]}),
-    "linear-ties": dict(saturation="linear", ties=True),
+    "huge-weights": {"weight_scale": 1e12},
+    "tiny-weights": {"weight_scale": 1e-9},
+    "huge-costs": {"cost_scale": 1e9},
+    "tiny-costs": {"cost_scale": 1e-7},
+    "exact-ties": {"ties": True},
+    "cap-boundary": {"cap_boundary": True},
+    "near-collinear-pwl": {"saturation": {"pwl": [[0, 0], [0.5, 0.5], [1.0, 0.9999999], [2.0, 1.9999997], [3.0, 2.4]]}},
+    "linear-ties": {"saturation": "linear", "ties": True},
 }
 
 

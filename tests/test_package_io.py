@@ -17,7 +17,6 @@ from memaudit_fast.errors import UsageError
 from memaudit_fast.examples import example_package, example_package_path
 from memaudit_fast.package import Package, load_package, save_package
 from memaudit_fast.package_set import iter_packages, iter_set_entries, write_package_set
-
 from strategies import packages
 
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from baselines_ref import brute_force, install_brute_force_solver, is_feasible
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pyref import objective
-from strategies import packages
 
+from baselines_ref import brute_force, install_brute_force_solver, is_feasible
 from memaudit_fast.errors import UsageError
 from memaudit_fast.package import Package
 from memaudit_fast.scoring import score
+from pyref import objective
+from strategies import packages
 
 PKG = {
     "format": "memaudit.package/1", "package_id": "s",

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pyref import objective as ref_objective
 
 from memaudit_fast.errors import UsageError
 from memaudit_fast.systems import build_union, score_store
 from memaudit_fast.systems.arbiter import Arbiter
 from memaudit_fast.systems.diagnostics import Optimum, exact_solver
 from memaudit_fast.systems.records import ExportedMemory, SystemExport
+from pyref import objective as ref_objective
 
 HAS_SOLVER = importlib.util.find_spec("memaudit_fast.solver") is not None
 

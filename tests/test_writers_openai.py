@@ -6,7 +6,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, final
 
 import pytest
 
@@ -22,6 +22,7 @@ def _reply(content: str) -> tuple[int, dict[str, str], bytes]:
     return 200, {}, json.dumps(body).encode()
 
 
+@final  # a test helper, never subclassed: __enter__ may name the class
 class ChatServer:
     """Answers each POST with the next scripted reply, or with ``auto`` when the script is spent."""
 
@@ -59,7 +60,7 @@ class ChatServer:
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
         )
 
-    def __enter__(self) -> ChatServer:  # noqa: PYI034 (a test helper, never subclassed)
+    def __enter__(self) -> ChatServer:
         self.thread.start()
         return self
 

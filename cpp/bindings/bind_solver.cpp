@@ -65,14 +65,13 @@ void register_solver(py::module_& m) {
         "solve",
         [](const Problem& problem, const std::vector<double>& budgets, std::optional<double> time_limit,
            std::optional<std::int64_t> node_limit, std::optional<CancelToken> cancel, double relative_tolerance,
-           int root_iterations, int node_iterations, int branching) {
+           int root_iterations, int node_iterations) {
             SolveOptions options;
             if (time_limit) options.time_limit = *time_limit;
             if (node_limit) options.node_limit = *node_limit;
             options.relative_tolerance = relative_tolerance;
             options.root_iterations = root_iterations;
             options.node_iterations = node_iterations;
-            options.branching = branching;
             // Keeps the flag alive for the whole call even if the caller drops its token.
             std::shared_ptr<std::atomic<bool>> flag = cancel ? cancel->flag : nullptr;
             options.cancel = flag.get();
@@ -98,7 +97,7 @@ void register_solver(py::module_& m) {
         },
         py::arg("problem"), py::arg("budgets"), py::arg("time_limit") = py::none(),
         py::arg("node_limit") = py::none(), py::arg("cancel") = py::none(), py::arg("relative_tolerance") = 1e-9,
-        py::arg("root_iterations") = 300, py::arg("node_iterations") = 6, py::arg("branching") = 0,
+        py::arg("root_iterations") = 300, py::arg("node_iterations") = 4,
         R"doc(Exact OPT(B) for every budget of ``budgets`` (a sweep sharing preprocessing and warm starts).
 
 time_limit (seconds) and node_limit apply to each budget. Ctrl-C, or ``cancel.cancel()`` from

@@ -125,25 +125,21 @@ void MultipleChoiceKnapsackLP::close_group() {
     open_begin_ = items_.size();
     const auto group_index = static_cast<std::uint32_t>(groups_.size());
 
-    order_.clear();
-    for (std::size_t i = g.item_begin; i < g.item_end; ++i)
-        if (items_[i].profit > 0.0) order_.push_back(i);
-    std::sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
-        if (items_[a].cost != items_[b].cost) return items_[a].cost < items_[b].cost;
-        return items_[a].profit > items_[b].profit;
-    });
-
-    // Upper concave hull from the empty choice (cost 0, profit 0) or the best free item.
+    // Upper concave hull from the empty choice (cost 0, profit 0); items arrive cheapest
+    // first, so one pass suffices. A free item with profit replaces the empty choice.
     g.hull_begin = hull_.size();
-    std::size_t k = 0;
-    HullPoint base{-1, 0.0, 0.0};
-    if (!order_.empty() && items_[order_[0]].cost <= 0.0) base = HullPoint{static_cast<std::int64_t>(order_[0]), 0.0, items_[order_[0]].profit};
-    g.base_profit = base.profit;
-    hull_.push_back(base);
-    for (; k < order_.size(); ++k) {
-        const auto i = order_[k];
+    hull_.push_back(HullPoint{-1, 0.0, 0.0});
+    for (std::size_t i = g.item_begin; i < g.item_end; ++i) {
         const Item& it = items_[i];
-        if (!(it.cost > 0.0) || it.profit <= hull_.back().profit) continue;
+        if (!(it.profit > hull_.back().profit)) continue;
+        if (it.cost <= hull_.back().cost) {
+            // Same cost as the last point (costs never decrease), more profit: it replaces it.
+            hull_.pop_back();
+            if (hull_.size() == g.hull_begin) {
+                hull_.push_back(HullPoint{static_cast<std::int64_t>(i), it.cost, it.profit});
+                continue;
+            }
+        }
         while (hull_.size() - g.hull_begin >= 2) {
             const HullPoint& a = hull_[hull_.size() - 2];
             const HullPoint& b = hull_.back();
@@ -154,6 +150,7 @@ void MultipleChoiceKnapsackLP::close_group() {
         }
         hull_.push_back(HullPoint{static_cast<std::int64_t>(i), it.cost, it.profit});
     }
+    g.base_profit = hull_[g.hull_begin].profit;
     g.hull_end = hull_.size();
     for (std::size_t h = g.hull_begin + 1; h < g.hull_end; ++h) {
         const double dc = hull_[h].cost - hull_[h - 1].cost;
@@ -184,7 +181,6 @@ double MultipleChoiceKnapsackLP::solve(double capacity) {
     std::make_heap(heap_.begin(), heap_.end(), less);
     double remaining = capacity;
     price_ = 0.0;
-    critical_group_ = -1;
     auto end = heap_.end();
     while (end != heap_.begin()) {
         const Increment& inc = increments_[heap_.front()];
@@ -199,7 +195,6 @@ double MultipleChoiceKnapsackLP::solve(double capacity) {
             value += f * inc.profit;
             groups_[inc.group].fraction = f;
             price_ = inc.ratio;
-            if (f > 0.0) critical_group_ = inc.group;
             break;
         }
     }

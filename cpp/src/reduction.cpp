@@ -166,6 +166,10 @@ ReducedProblem reduce(const Problem& p) {
     rp.group_members.resize(static_cast<std::size_t>(rp.num_candidates));
     std::vector<std::int32_t> fill(rp.group_ptr.begin(), rp.group_ptr.end() - 1);
     for (std::int32_t u = 0; u < rp.num_candidates; ++u) rp.group_members[fill[rp.group_of[u]]++] = u;
+    // Cheapest first inside each group: the knapsack hulls are then built without sorting.
+    for (std::int32_t g = 0; g < rp.num_groups; ++g)
+        std::stable_sort(rp.group_members.begin() + rp.group_ptr[g], rp.group_members.begin() + rp.group_ptr[g + 1],
+                         [&](std::int32_t a, std::int32_t b) { return rp.cost[a] < rp.cost[b]; });
     return rp;
 }
 

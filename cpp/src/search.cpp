@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
 #include <cstdlib>
 
@@ -11,7 +10,7 @@ namespace memaudit {
 namespace {
 
 // Largest items * capacity a node spends on the integral knapsack bound.
-static double kMaxKnapsackWork = std::getenv("MA_KW") ? std::atof(std::getenv("MA_KW")) : 50'000;
+constexpr double kMaxKnapsackWork = 8'000;
 
 // Step-size rule (Held, Wolfe and Crowder 1974): Polyak steps theta (UB - LB) / |d|^2
 // towards the incumbent LB, theta halved after `patience` iterations without progress.
@@ -49,7 +48,6 @@ BranchAndBound::BranchAndBound(const ReducedProblem& problem, double budget, std
     coef_.assign(units, 0.0);
     lp_coverage_.assign(units, 0.0);
     direction_.assign(units, 0.0);
-    primal_.assign(n, 0.0);
     candidate_stamp_.assign(n, 0);
     entry_room_.assign(p_.values.size(), 0.0);
     entry_gain_.assign(p_.values.size(), 0.0);
@@ -77,15 +75,32 @@ void BranchAndBound::offer(const std::vector<std::int32_t>& store) {
     if (cost > limit_) return;
     const double value = p_.value_of(store);
     if (value > incumbent_value_) {
-        incumbent_ = store;
-        incumbent_value_ = value;
+        set_incumbent(store, value);
+    }
+}
+
+void BranchAndBound::set_incumbent(const std::vector<std::int32_t>& store, double value) {
+    incumbent_ = store;
+    incumbent_value_ = value;
+    incumbent_fresh_ = true;
+}
+
+void BranchAndBound::polish_incumbent() {
+    if (!polisher_ || !incumbent_fresh_) return;
+    incumbent_fresh_ = false;
+    Store current;
+    current.candidates = incumbent_;
+    current.value = incumbent_value_;
+    const Store better = polisher_->improve(current);
+    if (better.value > incumbent_value_) {
+        incumbent_ = better.candidates;
+        incumbent_value_ = better.value;
     }
 }
 
 void BranchAndBound::update_incumbent() {
     if (value_ > incumbent_value_) {
-        incumbent_ = store_;
-        incumbent_value_ = value_;
+        set_incumbent(store_, value_);
     }
 }
 
@@ -270,9 +285,6 @@ double BranchAndBound::bound_node(int max_iterations) {
     saved_lambda_.resize(touched_.size());
     for (std::size_t j = 0; j < touched_.size(); ++j) saved_lambda_[j] = lambda_[touched_[j]];
     for (auto r : touched_) direction_[r] = 0.0;
-    for (auto u : primal_support_) primal_[u] = 0.0;
-    primal_support_.clear();
-    primal_count_ = 0;
     const bool root = nodes_ <= 1;
     double theta = root ? kRootTheta : kNodeTheta;
     const int patience = root ? kRootPatience : kNodePatience;
@@ -280,8 +292,15 @@ double BranchAndBound::bound_node(int max_iterations) {
     int best_iteration = -1, last_iteration = -1, idle = 0;
     for (int it = 0; it < max_iterations; ++it) {
         const double ub = evaluate_bound(capacity);
-        accumulate_primal();
         last_iteration = it;
+        if (root && polisher_) {
+            // Lagrangian heuristic: each multiplier vector rounds to a different store.
+            const double rounded = round_lp();
+            if (rounded > root_rounded_.value) {
+                root_rounded_.candidates = picked_;
+                root_rounded_.value = rounded;
+            }
+        }
         if (best_iteration < 0 || ub < best - 1e-12 * std::max(1.0, std::abs(best))) {
             best = ub;
             best_iteration = it;
@@ -421,35 +440,23 @@ double BranchAndBound::integral_knapsack_bound() {
         coverage_log_.pop_back();
     }
     if (value > incumbent_value_) {
-        incumbent_ = store_;
-        incumbent_.insert(incumbent_.end(), picked_.begin(), picked_.end());
-        incumbent_value_ = value;
+        picked_.insert(picked_.begin(), store_.begin(), store_.end());
+        set_incumbent(picked_, value);
     }
     return std::min(lagrangian, additive);
 }
 
-void BranchAndBound::accumulate_primal() {
-    ++primal_count_;
-    for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg) {
-        for (std::size_t i = lp_.item_begin(lg); i < lp_.item_end(lg); ++i) {
-            const double x = lp_.item_x(i);
-            if (x <= 0.0) continue;
-            const auto u = lp_.item_candidate(i);
-            if (primal_[u] == 0.0) primal_support_.push_back(u);
-            primal_[u] += x;
-        }
-    }
-}
-
-void BranchAndBound::try_lp_rounding() {
-    // S plus every candidate the LP takes whole: feasible (those increments fit R).
+double BranchAndBound::round_lp() {
+    // S plus every candidate the LP takes whole: feasible (those increments fit R). Leaves
+    // the store in picked_ and returns its value.
     const std::size_t mark = coverage_log_.size();
     double value = value_;
-    std::size_t added = 0;
+    picked_.assign(store_.begin(), store_.end());
     for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg) {
         const auto i = lp_.integral_item(lg);
         if (i < 0) continue;
         const auto u = lp_.item_candidate(static_cast<std::size_t>(i));
+        picked_.push_back(u);
         for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k) {
             const auto r = p_.indices[k];
             const double before = z_[r];
@@ -457,20 +464,17 @@ void BranchAndBound::try_lp_rounding() {
             z_[r] = before + p_.values[k];
             value += p_.unit_value(r, z_[r]) - p_.unit_value(r, before);
         }
-        ++added;
-    }
-    if (added > 0 && value > incumbent_value_) {
-        incumbent_ = store_;
-        for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg) {
-            const auto i = lp_.integral_item(lg);
-            if (i >= 0) incumbent_.push_back(lp_.item_candidate(static_cast<std::size_t>(i)));
-        }
-        incumbent_value_ = value;
     }
     while (coverage_log_.size() > mark) {
         z_[coverage_log_.back().first] = coverage_log_.back().second;
         coverage_log_.pop_back();
     }
+    return value;
+}
+
+void BranchAndBound::try_lp_rounding() {
+    const double value = round_lp();
+    if (value > incumbent_value_) set_incumbent(picked_, value);
 }
 
 std::size_t BranchAndBound::fix_by_reduced_cost() {
@@ -502,7 +506,7 @@ void BranchAndBound::branch(double bound) {
     for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg) {
         const double pi = lp_.group_price(lg);
         const std::size_t size = lp_.item_end(lg) - lp_.item_begin(lg);
-        if (limits_.branching == 2 && node_dual_ - pi <= cut) {
+        if (node_dual_ - pi <= cut) {
             if (size < forced_size || (size == forced_size && pi > branch_price)) {
                 forced_size = size;
                 branch_price = pi;
@@ -511,29 +515,6 @@ void BranchAndBound::branch(double bound) {
         } else if (forced_size == std::numeric_limits<std::size_t>::max() && pi > branch_price) {
             branch_price = pi;
             branch_lg = lg;
-        }
-    }
-    if (limits_.branching == 1 && lp_.critical_group() >= 0) {
-        branch_lg = static_cast<std::size_t>(lp_.critical_group());
-        branch_price = lp_.group_price(branch_lg);
-    }
-    if (limits_.branching == 3 && primal_count_ > 0) {
-        // Most fractional group of the averaged subgradient solutions (an estimate of the
-        // LP's primal optimum, as in the volume algorithm).
-        double best_frac = 1e-6;
-        for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg) {
-            double sum = 0.0, top = 0.0;
-            for (std::size_t i = lp_.item_begin(lg); i < lp_.item_end(lg); ++i) {
-                const double x = primal_[lp_.item_candidate(i)] / primal_count_;
-                sum += x;
-                top = std::max(top, x);
-            }
-            const double frac = std::max(std::min(sum, 1.0 - sum), sum - top);
-            if (frac > best_frac || (frac == best_frac && lp_.group_price(lg) > branch_price)) {
-                best_frac = frac;
-                branch_lg = lg;
-                branch_price = lp_.group_price(lg);
-            }
         }
     }
     const auto group = p_.group_of[lp_.item_candidate(lp_.item_begin(branch_lg))];
@@ -560,7 +541,7 @@ SearchOutcome BranchAndBound::run() {
         update_incumbent();
         double ub = std::min(inherited, bound_node(iterations));
         if (nodes_ == 1) root_bound_ = std::max(ub, value_);
-        if (ub > threshold() && limits_.branching != 4) ub = std::min(ub, integral_knapsack_bound());
+        if (ub > threshold()) ub = std::min(ub, integral_knapsack_bound());
         for (int round = 0;; ++round) {
             if (open_groups_.size() == 0) return; // leaf: S itself was offered above
             if (ub <= threshold()) {
@@ -578,7 +559,12 @@ SearchOutcome BranchAndBound::run() {
     };
 
     process(std::numeric_limits<double>::infinity(), limits_.root_iterations, limits_.root_fixing_rounds);
+    if (polisher_ && !root_rounded_.candidates.empty()) {
+        const Store better = polisher_->improve(root_rounded_);
+        if (better.value > incumbent_value_) set_incumbent(better.candidates, better.value);
+    }
     while (!levels_.empty()) {
+        polish_incumbent();
         restore(levels_.back());
         Level& level = levels_.back();
         while (level.next < level.children_end && children_[level.next].bound <= threshold()) {

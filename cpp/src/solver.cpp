@@ -5,7 +5,6 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
-#include <cstdlib>
 
 #include "memaudit/reduction.hpp"
 #include "memaudit/warm_start.hpp"
@@ -84,14 +83,15 @@ std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector
         limits.poll_interval = options.poll_interval;
         limits.root_iterations = options.root_iterations;
         limits.node_iterations = options.node_iterations;
-        limits.branching = options.branching;
-        if (const char* e = std::getenv("MA_NFR")) limits.node_fixing_rounds = std::atoi(e);
-        if (const char* e = std::getenv("MA_RFR")) limits.root_fixing_rounds = std::atoi(e);
 
         WarmStart warm(reduced, budget_limit(budget));
         const Store start = warm.best(previous);
         BranchAndBound search(reduced, budget, lambda, limits);
         search.offer(start.candidates);
+        // Polishing during the search gets a small work cap: it runs on every new incumbent.
+        const std::int64_t size = static_cast<std::int64_t>(reduced.indices.size()) + reduced.num_candidates;
+        WarmStart polisher(reduced, budget_limit(budget), 20 * size);
+        search.set_polisher(&polisher);
         const SearchOutcome outcome = search.run();
 
         SolveResult& res = results[index];

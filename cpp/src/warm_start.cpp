@@ -10,16 +10,13 @@ namespace memaudit {
 namespace {
 
 constexpr double kMinGain = 1e-12;
-// Entry evaluations local improvement may spend (keeps it a fraction of a second on the
-// largest packages; the search does the rest).
-constexpr std::int64_t kImproveWork = 30'000'000;
 
 double density(double gain, double cost) { return gain / std::max(cost, 1e-12); }
 
 } // namespace
 
-WarmStart::WarmStart(const ReducedProblem& problem, double budget_limit)
-    : p_(problem), limit_(budget_limit), z_(static_cast<std::size_t>(problem.num_units), 0.0),
+WarmStart::WarmStart(const ReducedProblem& problem, double budget_limit, std::int64_t work_limit)
+    : p_(problem), limit_(budget_limit), work_limit_(work_limit), z_(static_cast<std::size_t>(problem.num_units), 0.0),
       group_used_(static_cast<std::size_t>(problem.num_groups), 0) {}
 
 double WarmStart::gain(std::int32_t u) const {
@@ -162,9 +159,12 @@ Store WarmStart::value_thresholds(std::size_t max_thresholds) {
 Store WarmStart::improve(Store start) {
     load(start);
     fill_by_density();
+    const std::int64_t nnz = p_.indptr[p_.num_candidates] + p_.num_candidates;
     std::int64_t work = 0;
-    for (int round = 0; round < 200 && work < kImproveWork; ++round) {
-        double best_delta = kMinGain * std::max(1.0, std::abs(value_));
+    for (int round = 0; round < 500 && work < work_limit_; ++round) {
+        const double eps = kMinGain * std::max(1.0, std::abs(value_));
+        // Best single swap: remove s, insert u (u may come from s's group).
+        double best_delta = eps;
         std::int32_t best_out = -1, best_in = -1;
         const std::vector<std::int32_t> current = store_;
         for (auto s : current) {
@@ -180,13 +180,33 @@ Store WarmStart::improve(Store start) {
                     best_in = u;
                 }
             }
-            work += p_.indptr[p_.num_candidates];
+            work += nnz;
             add(s);
         }
-        if (best_out < 0) break;
-        remove(best_out);
-        add(best_in);
-        fill_by_density();
+        if (best_out >= 0) {
+            remove(best_out);
+            add(best_in);
+            fill_by_density();
+            continue;
+        }
+        // No swap gains: try removing one candidate and refilling the freed budget greedily
+        // (a one-for-several exchange), keeping the first that gains.
+        bool improved = false;
+        for (auto s : current) {
+            if (work >= work_limit_) break;
+            const double before = value_;
+            remove(s);
+            const std::size_t mark = store_.size();
+            fill_by_density();
+            work += nnz;
+            if (value_ > before + eps && std::find(store_.begin() + static_cast<std::ptrdiff_t>(mark), store_.end(), s) == store_.end()) {
+                improved = true;
+                break;
+            }
+            while (store_.size() > mark) remove(store_.back());
+            add(s);
+        }
+        if (!improved) break;
     }
     Store out = snapshot();
     return out.value >= start.value ? out : start;

@@ -28,6 +28,7 @@ Paths are never taken from file contents; symbolic links inside the directory ar
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +130,8 @@ def read_artifact_dir(directory: Path) -> Package:
     coverage_rows, coverage_lines = _read_jsonl(directory / "coverage_matrix.jsonl")
     decisions, _ = _read_jsonl(directory / "annotation_decisions.jsonl")
 
-    stored = manifest.get("memaudit") if isinstance(manifest.get("memaudit"), dict) else {}
+    stored_raw = manifest.get("memaudit")
+    stored: dict[str, Any] = stored_raw if isinstance(stored_raw, dict) else {}
     native_top = dict(stored.get("top", {}))
     package_id = native_top.pop("package_id", None) or manifest.get("instance_id") or directory.name
     if not isinstance(package_id, str) or not package_id:
@@ -152,8 +154,8 @@ def read_artifact_dir(directory: Path) -> Package:
         for key in COVERAGE_CORE:
             if key not in row:
                 raise PackageError("missing", source=cov_source, record=where, field=key)
-        cand = by_id.get(row["candidate_id"]) if isinstance(row["candidate_id"], str) else None
-        if cand is None:
+        owner = by_id.get(row["candidate_id"]) if isinstance(row["candidate_id"], str) else None
+        if owner is None:
             raise PackageError(
                 f"refers to candidate {describe(row['candidate_id'])}, which is not in candidate_memories.jsonl",
                 source=cov_source, record=where, field="candidate_id",
@@ -162,16 +164,16 @@ def read_artifact_dir(directory: Path) -> Package:
         if not isinstance(unit_id, str):
             raise PackageError(f"found {describe(unit_id)}, expected a unit id string",
                                source=cov_source, record=where, field="unit_id")
-        if unit_id in cand["coverage"]:
+        if unit_id in owner["coverage"]:
             raise PackageError(
                 f"a second cell for candidate {row['candidate_id']!r} and unit {unit_id!r}; "
                 "each (candidate, unit) pair may appear once",
                 source=cov_source, record=where, field="unit_id",
             )
-        cand["coverage"][unit_id] = row["coverage"]
+        owner["coverage"][unit_id] = row["coverage"]
         extras = {k: v for k, v in row.items() if k not in COVERAGE_CORE}
         if extras:
-            cand.setdefault("coverage_annotations", {})[unit_id] = extras
+            owner.setdefault("coverage_annotations", {})[unit_id] = extras
 
     extra_files: dict[str, str] = {}
     skipped: list[str] = []
@@ -206,7 +208,7 @@ def read_artifact_dir(directory: Path) -> Package:
         data[key] = lists[key]
     data["meta"] = meta
 
-    def by_line(key: str):  # noqa: ANN202 - tiny closure factory
+    def by_line(key: str) -> Callable[[int], str]:
         return lambda i: f"{LIST_FILES[key]} line {line_of[key][i]}" if i < len(line_of[key]) else f"{key}[{i}]"
 
     locator = locate_sources({key: by_line(key) for key in LIST_FILES})
@@ -256,6 +258,11 @@ def artifact_records(package: Package) -> dict[str, Any]:
     }
 
 
+def _text_writer(text: str) -> Callable[[Any], None]:
+    """A writer for :func:`write_atomic` bound to this ``text`` (not to a loop variable)."""
+    return lambda handle: handle.write(text)
+
+
 def write_artifact_dir(package: Package, directory: Path) -> None:
     """Write a package as an artifact directory (which must not exist yet)."""
     records = artifact_records(package)
@@ -269,8 +276,8 @@ def write_artifact_dir(package: Package, directory: Path) -> None:
             text = "".join(dumps(r, indent=None) + "\n" for r in rows)
         else:
             text = dumps(rows, indent=2) + "\n"
-        write_atomic(path, lambda handle, t=text: handle.write(t))
+        write_atomic(path, _text_writer(text))
     for name, text in records["extra_files"].items():
         if "/" in name or "\\" in name or name in ("", ".", ".."):
             continue  # never write outside the directory
-        write_atomic(directory / name, lambda handle, t=text: handle.write(t))
+        write_atomic(directory / name, _text_writer(text))

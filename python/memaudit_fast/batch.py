@@ -27,10 +27,11 @@ import os
 import sys
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, Any
 
 from .artifact import is_artifact_dir
 from .errors import MemauditError, PackageError, UsageError
@@ -97,12 +98,16 @@ def iter_tasks(paths: Iterable[str | Path]) -> Iterator[Task]:
             yield (str(path), "path", str(path))
 
 
+def _open_jsonl(path: Path) -> IO[str]:
+    """A text handle on a set, decompressing when the name ends in .gz; the caller closes it."""
+    if path.name.endswith(".gz"):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
+    return path.open("r", encoding="utf-8")
+
+
 def _jsonl_tasks(path: Path) -> Iterator[Task]:
     try:
-        handle: IO[str] = (
-            io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-            if path.name.endswith(".gz") else path.open("r", encoding="utf-8")
-        )
+        handle = _open_jsonl(path)
     except OSError as exc:
         yield (str(path), "error", f"cannot read: {exc}")
         return
@@ -171,7 +176,7 @@ def score_task(task: Task, options: BatchOptions, skip_budgets: frozenset[float]
         return [dict(r, **extra) for r in score_compiled(compiled, budgets, options)]
     except MemauditError as exc:
         return [error_record(source, str(exc), package_id)]
-    except Exception as exc:  # an internal failure must not end the batch
+    except Exception as exc:  # noqa: BLE001 - an internal failure must not end the batch
         return [error_record(source, f"internal error: {type(exc).__name__}: {exc}", package_id)]
 
 
@@ -268,8 +273,8 @@ def run_batch(
     ``ray``. ``workers`` defaults to the number of cores.
     """
     out = Path(out)
-    paths = [Path(p) for p in paths]
-    for p in paths:
+    input_paths = [Path(p) for p in paths]
+    for p in input_paths:
         if p.resolve() == out.resolve():
             raise UsageError(f"{out}: refusing to write results over an input")
     if out.exists() and not resume and not overwrite:
@@ -285,7 +290,7 @@ def run_batch(
     start = time.perf_counter()
 
     def pending() -> Iterator[tuple[Task, frozenset[float]]]:
-        for task in iter_tasks(paths):
+        for task in iter_tasks(input_paths):
             source = task[0]
             if source in errored:
                 summary.skipped += 1

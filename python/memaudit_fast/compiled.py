@@ -80,7 +80,7 @@ def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | 
     for i, key in enumerate(pkg.candidate_groups):
         if key not in group_index:
             group_index[key] = len(group_ids)
-            group_ids.append(key[len("\x00own:"):] if key.startswith("\x00own:") else key)
+            group_ids.append(key.removeprefix("\x00own:"))
         group_of[i] = group_index[key]
 
     indptr = np.zeros(len(candidates) + 1, dtype=np.int64)

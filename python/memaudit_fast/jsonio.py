@@ -11,8 +11,9 @@ import gzip
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import IO, Any
 
 from .errors import PackageError, UsageError
 
@@ -102,9 +103,10 @@ def write_atomic(dst: Path, writer: Callable[[Any], None], *, binary: bool = Fal
     dst.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
     try:
-        mode = "wb" if binary else "w"
-        kwargs = {} if binary else {"encoding": "utf-8", "newline": "\n"}
-        with os.fdopen(fd, mode, **kwargs) as handle:
+        handle: IO[Any] = (
+            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        )
+        with handle:
             writer(handle)
             handle.flush()
             os.fsync(handle.fileno())

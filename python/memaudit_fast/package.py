@@ -10,9 +10,10 @@ the field, what was found and what was expected. Nothing is repaired silently.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 from .errors import PackageError
 from .limits import Limits, current_limits

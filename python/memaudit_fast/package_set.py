@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import gzip
 import io
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO
 
 from .artifact import is_artifact_dir
 from .errors import PackageError
@@ -103,7 +104,7 @@ def write_package_set(packages: Iterable[Package | dict], path: str | Path, *, o
 
     def write(handle: IO[bytes]) -> None:
         nonlocal count
-        sink: IO[bytes] = gzip.GzipFile(fileobj=handle, mode="wb", mtime=0) if dst.name.endswith(".gz") else handle
+        sink: IO[bytes] | gzip.GzipFile = gzip.GzipFile(fileobj=handle, mode="wb", mtime=0) if dst.name.endswith(".gz") else handle
         for pkg in packages:
             data = pkg.data if isinstance(pkg, Package) else pkg
             sink.write((dumps(data, indent=None) + "\n").encode("utf-8"))

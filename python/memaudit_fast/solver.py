@@ -29,13 +29,14 @@ search runs, so several packages may be solved from several threads at once.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence, overload
+from typing import Any, overload
 
 from . import _core
 from .errors import UsageError
 
-__all__ = ["CancelToken", "SolveResult", "STATUSES", "solve"]
+__all__ = ["STATUSES", "CancelToken", "SolveResult", "solve"]
 
 #: Every status a result can carry (``error`` is used only by batch records).
 STATUSES = ("optimal", "time_limit", "node_limit", "interrupted")

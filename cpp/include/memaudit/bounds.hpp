@@ -63,7 +63,8 @@ struct ResidualUnit {
 class MultipleChoiceKnapsackLP {
   public:
     void clear();
-    // Items of one group, then close_group(). Items with profit <= 0 may be added (ignored).
+    // Items of one group by non-decreasing cost, then close_group(). Items with profit <= 0
+    // may be added (they never enter the hull).
     void add(std::int32_t candidate, double cost, double profit);
     void close_group();
 
@@ -88,8 +89,6 @@ class MultipleChoiceKnapsackLP {
     double item_x(std::size_t i) const { return items_[i].x; }
     // Index of the item the LP takes fully (or at weight 1 - f) in g, or -1 for none.
     std::int64_t integral_item(std::size_t g) const { return groups_[g].integral_item; }
-    // The group whose increment the budget cuts (fractional x), or -1 when the LP is integral.
-    std::int64_t critical_group() const { return critical_group_; }
 
   private:
     struct Item {
@@ -124,11 +123,9 @@ class MultipleChoiceKnapsackLP {
     std::vector<HullPoint> hull_;
     std::vector<Increment> increments_;
     std::vector<std::uint32_t> heap_;
-    std::vector<std::size_t> order_;
     std::size_t open_begin_ = 0;
     double price_ = 0.0;
     double dual_value_ = 0.0;
-    std::int64_t critical_group_ = -1;
 };
 
 } // namespace memaudit

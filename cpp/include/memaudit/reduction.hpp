@@ -34,7 +34,8 @@ struct ReducedProblem {
     std::vector<double> cost;              // per reduced candidate
     std::vector<std::int32_t> group_of;    // reduced group of each candidate
     std::vector<std::int32_t> original;    // reduced candidate -> source candidate index
-    std::vector<std::int32_t> group_ptr;   // members of g: group_members[group_ptr[g] .. group_ptr[g+1])
+    std::vector<std::int32_t> group_ptr;   // members of g: group_members[group_ptr[g] .. group_ptr[g+1]),
+                                           // by increasing cost
     std::vector<std::int32_t> group_members;
 
     // Coverage rows over reduced units, sorted by unit, merged and clipped to the caps.

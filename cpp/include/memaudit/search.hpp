@@ -1,27 +1,39 @@
 // Depth-first branch-and-bound over groups for one budget.
 //
 // A node is a store S (feasible), the budget left R = B - c(S) and the set of candidates
-// still available: in unused groups, fitting R, with F(u | S) > 0 and not fixed out by
-// reduced costs. The node is bounded by the Lagrangian / multiple-choice-knapsack LP bound of
-// bounds.hpp (multipliers lambda_r live across nodes, so a child starts from its parent's
-// and a few projected subgradient steps per node suffice). A node whose bound is at most
+// still available: in unused groups, fitting R, with F(u | S) > 0 and not fixed out. It is
+// bounded by the Lagrangian / multiple-choice-knapsack LP bound of bounds.hpp (multipliers
+// lambda_r live across nodes, so a child starts from its parent's and a few projected
+// subgradient steps per node suffice); when the costs are integers and the node is small,
+// also by the exact multiple-choice knapsack (dynamic programming over the capacity) of the
+// same profits and of the marginal gains F(u | S). A node whose bound is at most
 // incumbent + tol is pruned, tol = relative_tolerance * max(1, |incumbent|).
 //
-// Branching picks the open group G with the largest LP dual price pi_G (the group the bound
-// relies on most) and creates one child per available candidate of G plus "G stays empty".
-// Each child inherits a bound from the parent's LP dual (UB + rc_u, or UB - pi_G), children
-// are visited in decreasing order of that bound (the LP's own choice first, a dive that
-// finds good stores early) and a child whose inherited bound is already below the incumbent
-// is never entered. Reduced-cost fixing removes, for the whole subtree, every candidate u
-// with UB + rc_u <= incumbent + tol.
+// Reductions at a node:
+//  * reduced-cost fixing: u with UB + rc_u <= incumbent + tol is removed for the subtree,
+//    then the (smaller) node is bounded again;
+//  * dominance in the "G stays empty" child: a candidate v of another group that some
+//    candidate u of G dominates (c_u <= c_v, coverage of u >= that of v once clipped to the
+//    residual caps) is removed there, since swapping v for u gives a store, no worse, that
+//    lies in the sibling which includes u. On tie-heavy packages this removes most of the
+//    symmetric alternatives.
 //
-// State changes are undone from logs (removed candidates, overwritten coverage values), so
-// memory is O(nnz + candidates + units + depth) whatever the number of nodes. The partition
-// matroid is a bitset of used groups.
+// Branching: a group the bound cannot do without (UB - pi_G <= incumbent + tol) first, the
+// one with the fewest candidates left (one candidate: a forced move); else the group with
+// the largest LP dual price pi_G. One child per available candidate of G plus "G stays
+// empty", each with a bound inherited from the parent's LP dual (UB + rc_u or UB - pi_G),
+// visited in decreasing order of that bound (the LP's own choice first: a dive that finds
+// good stores early); a child whose inherited bound no longer beats the incumbent is never
+// entered. Every new incumbent is polished by local search (warm_start.hpp); at the root
+// the LP of every subgradient step is rounded too (a Lagrangian heuristic).
 //
 // When F is known to take values in delta * Z (objective_granularity), a node is pruned as
 // soon as its bound is at most incumbent + delta - tol: it cannot hold a store one step
 // better.
+//
+// State changes are undone from logs (removed candidates, overwritten coverage values), so
+// memory is O(nnz + candidates + units + depth) whatever the number of nodes. The partition
+// matroid is a bitset of used groups.
 //
 // Guarantee when the search completes (status optimal): OPT(B) <= value + tol (up to
 // floating-point rounding in the bound arithmetic, far below tol), and OPT(B) = value on a
@@ -38,6 +50,7 @@
 
 #include "memaudit/bounds.hpp"
 #include "memaudit/reduction.hpp"
+#include "memaudit/warm_start.hpp"
 
 namespace memaudit {
 
@@ -57,10 +70,11 @@ struct SearchLimits {
     // Subgradient effort: many steps at the root (their multipliers are inherited by every
     // node below), a few per node where the parent's multipliers are already close.
     int root_iterations = 300;
-    int node_iterations = 6;
-    int branching = 0; // experimental switch
+    int node_iterations = 4;
+    // Bound / reduced-cost fixing rounds: fixing shrinks the node's problem and the bound of
+    // the smaller problem is often tighter, which pays at the root more than below it.
     int root_fixing_rounds = 50;
-    int node_fixing_rounds = 3;
+    int node_fixing_rounds = 1;
 };
 
 struct SearchOutcome {
@@ -86,6 +100,8 @@ class BranchAndBound {
 
     // A feasible store (reduced indices) as incumbent if it beats the current one.
     void offer(const std::vector<std::int32_t>& store);
+    // Local improvement run on each new incumbent (optional; must outlive run()).
+    void set_polisher(WarmStart* polisher) { polisher_ = polisher; }
     SearchOutcome run();
 
   private:
@@ -131,6 +147,8 @@ class BranchAndBound {
     bool should_stop();
     double threshold() const;
     void update_incumbent();
+    void set_incumbent(const std::vector<std::int32_t>& store, double value);
+    void polish_incumbent();
     void remove_candidate(std::int32_t u);
     void close_group(std::int32_t g);
     void include(std::int32_t u);
@@ -145,7 +163,7 @@ class BranchAndBound {
     std::size_t fix_by_reduced_cost();
     void branch(double bound);
     void try_lp_rounding();
-    void accumulate_primal();
+    double round_lp();
     double integral_knapsack_bound();
 
     const ReducedProblem& p_;
@@ -170,6 +188,9 @@ class BranchAndBound {
 
     std::vector<std::int32_t> incumbent_;
     double incumbent_value_ = 0.0;
+    bool incumbent_fresh_ = false; // not yet polished
+    WarmStart* polisher_ = nullptr;
+    Store root_rounded_; // best rounded LP store seen at the root
     double pruned_bound_ = 0.0; // largest bound of any part of the tree left behind
     double root_bound_ = 0.0;
 
@@ -185,9 +206,6 @@ class BranchAndBound {
     std::vector<double> coef_;        // w_r lambda_r sigma_r
     std::vector<double> lp_coverage_; // Y_r: coverage of the LP solution
     std::vector<double> direction_;   // deflected subgradient
-    std::vector<double> primal_;      // sum of LP solutions x over the node's iterations
-    std::vector<std::int32_t> primal_support_;
-    int primal_count_ = 0;
     bool integral_costs_ = false;
     std::vector<double> knapsack_;
     std::vector<double> gains_;

@@ -45,8 +45,7 @@ struct SolveOptions {
     std::function<bool()> poll;                // asked about every poll_interval s; true stops
     double poll_interval = 0.1;
     int root_iterations = 300; // subgradient steps at the root of each budget
-    int node_iterations = 6;   // and at every other node
-    int branching = 0;
+    int node_iterations = 4;   // and at every other node
 };
 
 struct SolveResult {

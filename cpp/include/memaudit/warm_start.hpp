@@ -10,8 +10,10 @@
 //    for a threshold t on singleton densities, one pass over groups inserts the best
 //    admissible candidate (density of its marginal gain >= t) of each group. A few dozen
 //    thresholds (quantiles of the singleton densities) keep this linear in the package size.
-//  * Local improvement: single swaps (remove s, insert u, u possibly from s's group) and
-//    greedy fills, best improvement first, until no move gains or a work cap is reached.
+//  * Local improvement: single swaps (remove s, insert u, u possibly from s's group), best
+//    first, then one-for-several exchanges (remove s, refill the freed budget greedily), each
+//    followed by a greedy fill, until no move gains or a work cap is reached. The search also
+//    runs it (with a smaller cap) on every store that improves its incumbent.
 //
 // All stores are lists of reduced candidate indices and are feasible for the given budget
 // limit (total cost <= limit, at most one candidate per group).
@@ -32,7 +34,9 @@ struct Store {
 
 class WarmStart {
   public:
-    WarmStart(const ReducedProblem& problem, double budget_limit);
+    // `work_limit` caps the entry evaluations of each improve() call (about one per non-zero
+    // scanned), keeping it a fraction of a second on the largest packages.
+    WarmStart(const ReducedProblem& problem, double budget_limit, std::int64_t work_limit = 30'000'000);
 
     Store greedy_by_density();
     Store greedy_by_gain();
@@ -54,6 +58,7 @@ class WarmStart {
 
     const ReducedProblem& p_;
     double limit_;
+    std::int64_t work_limit_;
     std::vector<double> z_;
     std::vector<char> group_used_;
     std::vector<std::int32_t> store_;

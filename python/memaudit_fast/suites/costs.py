@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import UsageError
 
@@ -85,7 +85,7 @@ def budgets_from_fractions(
         if not (isinstance(f, (int, float)) and math.isfinite(f) and f >= 0):
             raise UsageError(f"budget fraction {f!r} is not a finite number >= 0")
         # The epsilon keeps 0.3 * 10 (2.9999999999999996) from flooring to 2.
-        out.append(int(math.floor(f * reference + 1e-9)))
+        out.append(math.floor(f * reference + 1e-9))
     return out
 
 

@@ -66,9 +66,10 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from ..errors import PackageError, UsageError
 from .costs import budgets_from_fractions, check_budgets, get_cost_model
@@ -287,7 +288,7 @@ def locomo_package(
     ]
     evidence = {t.dia_id for t in turns if t.dia_id in demand}
 
-    candidates = [
+    candidates: list[dict[str, Any]] = [
         {"candidate_id": f"{t.dia_id}:raw", "experience_id": t.dia_id, "group": t.dia_id,
          "representation": "raw_span", "text": t.text,
          "coverage": {f"ev:{t.dia_id}": 1.0} if t.dia_id in evidence else {}}

@@ -119,8 +119,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -848,7 +849,7 @@ def _resolve_budgets(candidates: list[dict[str, Any]], cost_model: str,
     ratio = sum(c["cost"] for c in candidates) / sum(words(c["text"]) for c in candidates)
     # Never below the cheapest candidate: a budget that stores nothing measures nothing.
     cheapest = min(c["cost"] for c in candidates)
-    scaled = [max(int(math.ceil(b * ratio - 1e-9)), cheapest) for b in DEFAULT_WORD_BUDGETS]
+    scaled = [max(math.ceil(b * ratio - 1e-9), cheapest) for b in DEFAULT_WORD_BUDGETS]
     return list(dict.fromkeys(scaled))
 
 

@@ -320,9 +320,8 @@ class OfflineLLM:
             mask |= ROUTE_BITS["semantic"]
         if any(PROCEDURE_CUES.search(s) for s in statements):
             mask |= ROUTE_BITS["procedural"]
-        if mask == 0:
-            if informative >= self.params.min_record_words:
-                mask = ROUTE_BITS["episodic"]
+        if mask == 0 and informative >= self.params.min_record_words:
+            mask = ROUTE_BITS["episodic"]
         return mask
 
     def extract_records(self, turn: Turn, mask: int) -> list[RecordDraft]:

@@ -1,0 +1,119 @@
+"""Type stubs of the compiled core (``cpp/bindings``): objective, exact solver, writers."""
+
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+_FloatArray = npt.ArrayLike
+_IndexArray = npt.ArrayLike
+
+class Problem:
+    """A compiled package: costs, groups, weights, CSR coverage, saturations.
+
+    Saturation kinds: 0 cap1, 1 linear, 2 log1p, 3 piecewise linear (breakpoints ``z``/``h``).
+    """
+
+    def __init__(
+        self,
+        cost: _FloatArray,
+        group_of: _IndexArray,
+        num_groups: int,
+        weight: _FloatArray,
+        indptr: _IndexArray,
+        indices: _IndexArray,
+        values: _FloatArray,
+        saturation_of: _IndexArray,
+        saturation_kinds: Sequence[int],
+        saturation_z: Sequence[_FloatArray],
+        saturation_h: Sequence[_FloatArray],
+    ) -> None: ...
+    @property
+    def num_candidates(self) -> int: ...
+    @property
+    def num_groups(self) -> int: ...
+    @property
+    def num_units(self) -> int: ...
+    def objective(self, selected: _IndexArray) -> float:
+        """F(X) for candidate indices X."""
+    def marginal_gains(self, selected: _IndexArray) -> npt.NDArray[np.float64]:
+        """F(u | X) for every candidate u."""
+    def coverage(self, selected: _IndexArray) -> npt.NDArray[np.float64]:
+        """Coverage vector z(X)."""
+
+class CoverageState:
+    """Incremental coverage vector and F(X)."""
+
+    def __init__(self, problem: Problem) -> None: ...
+    @property
+    def value(self) -> float: ...
+    def marginal_gain(self, candidate: int) -> float: ...
+    def marginal_loss(self, candidate: int) -> float: ...
+    def add(self, candidate: int) -> None: ...
+    def remove(self, candidate: int) -> None: ...
+    def clear(self) -> None: ...
+
+class CancelToken:
+    """A flag any thread may set to stop the solves watching it (status ``interrupted``)."""
+
+    def __init__(self) -> None: ...
+    def cancel(self) -> None: ...
+    def reset(self) -> None: ...
+    @property
+    def cancelled(self) -> bool: ...
+
+class SolveResult:
+    """Outcome of one budget: incumbent, proven bound, status."""
+
+    @property
+    def budget(self) -> float: ...
+    @property
+    def status(self) -> str:
+        """``optimal``, ``time_limit``, ``node_limit`` or ``interrupted``."""
+    @property
+    def proven_optimal(self) -> bool: ...
+    @property
+    def value(self) -> float:
+        """F(selected), evaluated from scratch."""
+    @property
+    def upper_bound(self) -> float:
+        """Proven: OPT(B) <= upper_bound."""
+    @property
+    def gap(self) -> float: ...
+    @property
+    def selected(self) -> npt.NDArray[np.int32]:
+        """Candidate indices of the store, increasing."""
+    @property
+    def cost(self) -> float: ...
+    @property
+    def nodes(self) -> int: ...
+    @property
+    def seconds(self) -> float: ...
+    @property
+    def root_bound(self) -> float:
+        """Upper bound proven at the root, before branching."""
+    @property
+    def reduced_candidates(self) -> int:
+        """Candidates left after the exact reductions (worthless and dominated ones removed)."""
+
+def solve(
+    problem: Problem,
+    budgets: Sequence[float],
+    time_limit: float | None = None,
+    node_limit: int | None = None,
+    cancel: CancelToken | None = None,
+    relative_tolerance: float = 1e-9,
+    root_iterations: int = 300,
+    node_iterations: int = 4,
+) -> list[SolveResult]:
+    """Exact OPT(B) for every budget (a sweep sharing preprocessing and warm starts)."""
+
+def run_writer(
+    problem: Problem,
+    name: str,
+    budget: float,
+    order: _IndexArray,
+    id_rank: _IndexArray,
+) -> npt.NDArray[np.int32]:
+    """Run the core writer ``name`` (density_only, greedy, gvt); indices in insertion order."""
