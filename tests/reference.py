@@ -231,7 +231,7 @@ def milp_optimum(inst: Instance, budget: float, time_limit: float | None = None)
     return status, float(info.objective_function_value), float(info.mip_dual_bound)
 
 
-SYNTHETIC_KINDS = ("memaudit", "tie_heavy", "dense")
+SYNTHETIC_KINDS = ("memaudit", "tie_heavy", "redundant", "dense")
 
 
 def synthetic_instance(n_candidates: int, seed: int, kind: str = "memaudit") -> Instance:
@@ -242,8 +242,12 @@ def synthetic_instance(n_candidates: int, seed: int, kind: str = "memaudit") -> 
     tombstone/update (covers an invalidation unit). Units recur across experiences (entities
     come back), so stores overlap and the objective is genuinely submodular. Weights 1-3.
     ``tie_heavy``: the same shape with integer costs 1-3, every weight 1 and coverage 1, so a
-    great many stores tie. ``dense``: each candidate covers 8-30 units at coverage 0.25-0.5.
+    great many stores tie. ``redundant``: integer costs, weights 1, and most experiences
+    repeat an earlier one exactly (the same facts retold), so whole groups are
+    interchangeable. ``dense``: each candidate covers 8-30 units at coverage 0.25-0.5.
     """
+    if kind == "redundant":
+        return _redundant_instance(n_candidates, seed)
     rng = np.random.default_rng(seed)
     n_groups = max(1, n_candidates // 4)
     n_units = max(2, int(0.9 * n_groups))
@@ -301,5 +305,42 @@ def synthetic_instance(n_candidates: int, seed: int, kind: str = "memaudit") -> 
         cost=np.asarray(costs), group_of=np.asarray(groups, dtype=np.int32), num_groups=g,
         weight=weight, indptr=indptr, indices=np.asarray(indices, dtype=np.int32),
         values=np.asarray(values), saturation_of=np.zeros(n_units, dtype=np.int32),
+        kinds=kinds, zs=zs, hs=hs,
+    )
+
+
+def _redundant_instance(n_candidates: int, seed: int) -> Instance:
+    rng = np.random.default_rng(seed)
+    n_units = max(4, n_candidates // 10)
+    rows: list[list[tuple[int, float]]] = []
+    costs: list[float] = []
+    groups: list[int] = []
+    templates: list[list[tuple[float, list[tuple[int, float]]]]] = []
+    g = 0
+    while len(costs) < n_candidates:
+        if templates and rng.random() < 0.7:
+            reps = templates[int(rng.integers(len(templates)))]
+        else:
+            units = sorted({int(r) for r in rng.choice(n_units, size=int(rng.integers(2, 5)), replace=False)})
+            reps = [(float(len(units) - 1 + int(rng.integers(0, 2))), [(r, 1.0) for r in units])]
+            reps += [(1.0, [(r, 1.0)]) for r in units[:2]]
+            reps.append((2.0, [(r, 0.5) for r in units]))
+            templates.append(reps)
+        for cost, row in reps:
+            if len(costs) == n_candidates:
+                break
+            costs.append(cost)
+            groups.append(g)
+            rows.append(row)
+        g += 1
+    indptr = np.zeros(n_candidates + 1, dtype=np.int64)
+    indices = [r for row in rows for r, _ in row]
+    values = [a for row in rows for _, a in row]
+    indptr[1:] = np.cumsum([len(row) for row in rows])
+    kinds, zs, hs = saturation_table()
+    return Instance(
+        cost=np.asarray(costs), group_of=np.asarray(groups, dtype=np.int32), num_groups=g,
+        weight=np.ones(n_units), indptr=indptr, indices=np.asarray(indices, dtype=np.int32),
+        values=np.asarray(values, dtype=np.float64), saturation_of=np.zeros(n_units, dtype=np.int32),
         kinds=kinds, zs=zs, hs=hs,
     )

@@ -98,9 +98,10 @@ def test_root_bound_is_as_strong_as_the_lp(seed: int) -> None:
     family = ["cap1", "pwl", "cap1", "pwl"][seed]
     inst = random_instance(rng, 150, 50, 40, saturation=family, density=0.08, max_cost=10)
     budget = 30.0
-    (result,) = _core.solve(inst.problem(), [budget], node_limit=1)
+    (result,) = _core.solve(inst.problem(), [budget], node_limit=1, root_iterations=300)
     lp = lp_relaxation(inst, budget)
     # The Lagrangian dual equals this LP; subgradient steps approach it (clipping can beat it).
+    # By default small packages get fewer root steps: there, branching is cheaper.
     assert result.root_bound <= lp * 1.01
     assert result.root_bound >= result.value
 

@@ -97,7 +97,7 @@ void register_solver(py::module_& m) {
         },
         py::arg("problem"), py::arg("budgets"), py::arg("time_limit") = py::none(),
         py::arg("node_limit") = py::none(), py::arg("cancel") = py::none(), py::arg("relative_tolerance") = 1e-9,
-        py::arg("root_iterations") = 300, py::arg("node_iterations") = 4,
+        py::arg("root_iterations") = 0, py::arg("node_iterations") = 3,
         R"doc(Exact OPT(B) for every budget of ``budgets`` (a sweep sharing preprocessing and warm starts).
 
 time_limit (seconds) and node_limit apply to each budget. Ctrl-C, or ``cancel.cancel()`` from

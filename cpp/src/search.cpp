@@ -9,16 +9,41 @@ namespace memaudit {
 
 namespace {
 
+// Core heuristic: smallest core, and nodes per core search.
+constexpr std::size_t kCoreMinSize = 48;
+constexpr std::int64_t kCoreNodes = 4'000;
+constexpr int kRootRestarts = 3;
+constexpr int kRefixIterations = 30;
+// Local search after an open root may scan the non-zeros this many times.
+constexpr std::int64_t kRootPolishWork = 400;
+// Coordinate-descent sweeps over the cap1 multipliers at the root.
+constexpr int kDescentSweeps = 30;
+constexpr int kDescentRounds = 6;
+constexpr std::size_t kDescentMinCandidates = 400;
+constexpr double kMinDescentGain = 1e-6; // relative gain that earns another round
+constexpr int kPolishIterations = 100;
+constexpr double kPolishTheta = 0.25;
 // Largest items * capacity a node spends on the integral knapsack bound.
-constexpr double kMaxKnapsackWork = 8'000;
+// At the root it runs when it costs about as much as the root's subgradient steps (it is
+// computed once); at other nodes when it costs about as much as a few LP evaluations.
+constexpr double kRootKnapsackWork = 5e7;
+constexpr double kRootKnapsackPerItem = 2'000;
+constexpr double kNodeKnapsackWork = 8'000;
+constexpr double kNodeKnapsackPerItem = 24;
+// Choice table entries (groups * capacity) kept to rebuild a DP's argmax (32 MB of int32).
+constexpr double kMaxChoiceEntries = 8e6;
 
 // Step-size rule (Held, Wolfe and Crowder 1974): Polyak steps theta (UB - LB) / |d|^2
 // towards the incumbent LB, theta halved after `patience` iterations without progress.
 constexpr double kRootTheta = 2.0;
 constexpr int kRootPatience = 15;
+constexpr int kMinRootIterations = 40;
+constexpr int kAutoRootIterations = 300;
 constexpr double kNodeTheta = 1.0;
 constexpr int kNodePatience = 2;
 constexpr double kMinTheta = 1e-4;
+constexpr int kProgressWindow = 30;
+constexpr double kMinProgress = 1e-7;
 // Deflection (Camerini, Fratta and Maffioli 1975): d = g + kDeflection d_prev damps the
 // zig-zag of plain subgradients on a piecewise-linear dual.
 constexpr double kDeflection = 0.5;
@@ -26,7 +51,7 @@ constexpr double kDeflection = 0.5;
 } // namespace
 
 BranchAndBound::BranchAndBound(const ReducedProblem& problem, double budget, std::vector<double>& lambda,
-                               const SearchLimits& limits)
+                               const SearchLimits& limits, const std::vector<char>* allowed)
     : p_(problem), budget_(budget), limit_(budget_limit(budget)), lambda_(lambda), limits_(limits) {
     const auto n = static_cast<std::size_t>(p_.num_candidates);
     const auto groups = static_cast<std::size_t>(p_.num_groups);
@@ -39,7 +64,7 @@ BranchAndBound::BranchAndBound(const ReducedProblem& problem, double budget, std
         if (group_available_[g] == 0) open_groups_.erase(static_cast<std::int32_t>(g));
     // Candidates that never fit are gone for good: the root state is never undone.
     for (std::int32_t u = 0; u < p_.num_candidates; ++u)
-        if (p_.cost[u] > limit_) remove_candidate(u);
+        if (p_.cost[u] > limit_ || (allowed && !(*allowed)[u])) remove_candidate(u);
     removal_log_.clear();
     group_used_.assign((groups + 63) / 64, 0);
     z_.assign(units, 0.0);
@@ -282,13 +307,33 @@ double BranchAndBound::bound_node(int max_iterations) {
     }
     if (open_groups_.size() == 0) return value_;
 
+    const bool root = at_root_;
+    // Root effort grows with the package: on small ones a few more nodes cost less than
+    // hundreds of subgradient steps.
+    if (max_iterations <= 0)
+        max_iterations = std::min<int>(kAutoRootIterations, std::max<int>(kMinRootIterations, static_cast<int>(available_.size() / 4)));
+    double best = subgradient(capacity, max_iterations, root ? kRootTheta : kNodeTheta, root ? kRootPatience : kNodePatience);
+    // At the root, alternate exact coordinate steps and short subgradient runs: each gets
+    // the other out of the spots where it stalls.
+    // Small packages branch more cheaply than they refine multipliers.
+    const bool refine = root && available_.size() >= kDescentMinCandidates;
+    for (int round = 0; refine && round < kDescentRounds && best > threshold(); ++round) {
+        const double before = best;
+        best = std::min(best, coordinate_descent(capacity, best));
+        if (best > threshold()) best = std::min(best, subgradient(capacity, kPolishIterations, kPolishTheta, kRootPatience));
+        if (!(best < before - kMinDescentGain * std::max(1.0, std::abs(before)))) break;
+    }
+    return best;
+}
+
+double BranchAndBound::subgradient(double capacity, int max_iterations, double theta, int patience) {
     saved_lambda_.resize(touched_.size());
     for (std::size_t j = 0; j < touched_.size(); ++j) saved_lambda_[j] = lambda_[touched_[j]];
     for (auto r : touched_) direction_[r] = 0.0;
-    const bool root = nodes_ <= 1;
-    double theta = root ? kRootTheta : kNodeTheta;
-    const int patience = root ? kRootPatience : kNodePatience;
+    const bool root = at_root_;
     double best = std::numeric_limits<double>::infinity();
+    double best_at_check = best;
+    const bool small = available_.size() < kDescentMinCandidates;
     int best_iteration = -1, last_iteration = -1, idle = 0;
     for (int it = 0; it < max_iterations; ++it) {
         const double ub = evaluate_bound(capacity);
@@ -312,6 +357,12 @@ double BranchAndBound::bound_node(int max_iterations) {
         }
         const double target = threshold();
         if (best <= target || it + 1 == max_iterations || theta < kMinTheta) break;
+        if (small && it > 0 && it % kProgressWindow == 0) {
+            // Converged enough for a small package (branching is cheap there): a window of
+            // steps without a relative gain of kMinProgress.
+            if (!(best < best_at_check - kMinProgress * std::max(1.0, std::abs(best)))) break;
+            best_at_check = best;
+        }
         if (Clock::now() >= limits_.deadline) break;
         if (limits_.cancel && limits_.cancel->load(std::memory_order_relaxed)) break;
 
@@ -355,72 +406,137 @@ double BranchAndBound::bound_node(int max_iterations) {
     return best;
 }
 
-double BranchAndBound::integral_knapsack_bound() {
-    // Exact multiple-choice knapsack over the node's candidates by dynamic programming on
-    // the capacity (integer costs only). It removes the LP's fractional use of the budget,
-    // which is what keeps bounds just above the incumbent near the bottom of the tree:
-    //  * with the Lagrangian profits it bounds the node like the LP does, only tighter;
-    //  * with the exact marginal gains F(u | S) it bounds the node by submodularity, and its
-    //    argmax T is a store S + T whose value, when it reaches that bound, solves the node.
-    if (!integral_costs_) return std::numeric_limits<double>::infinity();
-    const double room = std::floor(limit_ - cost_ + 1e-9);
-    if (!(room >= 0.0)) return std::numeric_limits<double>::infinity();
-    std::size_t items = 0;
-    for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg) items += lp_.item_end(lg) - lp_.item_begin(lg);
-    if (static_cast<double>(items) * (room + 1.0) > kMaxKnapsackWork) return std::numeric_limits<double>::infinity();
-    const auto capacity = static_cast<std::size_t>(room);
-    const std::size_t width = capacity + 1;
-
-    // Lagrangian profits.
-    knapsack_.assign(width, 0.0);
-    for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg) {
-        for (std::size_t x = width; x-- > 0;) {
-            double best = knapsack_[x];
-            for (std::size_t i = lp_.item_begin(lg); i < lp_.item_end(lg); ++i) {
-                const auto c = static_cast<std::size_t>(lp_.item_cost(i));
-                const double p = lp_.item_profit(i);
-                if (c <= x && p > 0.0) best = std::max(best, knapsack_[x - c] + p);
+double BranchAndBound::coordinate_descent(double capacity, double best) {
+    // Subgradient steps stall a little above the dual optimum on large degenerate packages,
+    // and with a lattice objective that little can decide a whole search. Here each cap1
+    // multiplier is set exactly to its best value with the others and the budget price mu
+    // fixed: with the budget priced too, the bound is
+    //     F(S) + sum_r w_r (1 - lambda_r) rho_r + mu R + sum_G max(0, max_u p_u - mu c_u),
+    // convex and piecewise linear in one lambda_r, minimised by bisection on its slope; mu is
+    // then re-optimised by solving the knapsack LP. Sweeps stop once they no longer gain.
+    const auto n = static_cast<std::size_t>(p_.num_candidates);
+    linear_profit_.resize(n);
+    for (std::size_t i = 0; i < available_.size(); ++i) {
+        const auto u = available_.at(i);
+        double profit = 0.0;
+        for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k)
+            if (entry_room_[k] > 0.0) profit += coef_[p_.indices[k]] * entry_room_[k];
+        linear_profit_[u] = profit;
+    }
+    if (group_stamp_.size() != static_cast<std::size_t>(p_.num_groups)) group_stamp_.assign(static_cast<std::size_t>(p_.num_groups), 0);
+    saved_lambda_.resize(touched_.size());
+    for (std::size_t j = 0; j < touched_.size(); ++j) saved_lambda_[j] = lambda_[touched_[j]];
+    double best_seen = best;
+    for (int sweep = 0; sweep < kDescentSweeps; ++sweep) {
+        if (Clock::now() >= limits_.deadline) break;
+        const double mu = lp_.price();
+        for (auto r : touched_) {
+            const ResidualUnit& ru = unit_[r];
+            if (ru.h->kind != SaturationKind::Cap1) continue;
+            // Groups holding a candidate that covers r: their terms depend on lambda_r.
+            ++scan_stamp_;
+            touched_groups_.clear();
+            for (auto c = p_.unit_ptr[r]; c < p_.unit_ptr[r + 1]; ++c) {
+                const auto v = p_.unit_candidates[c];
+                const auto g = p_.group_of[v];
+                if (!available_.contains(v) || group_stamp_[g] == scan_stamp_) continue;
+                group_stamp_[g] = scan_stamp_;
+                touched_groups_.push_back(g);
             }
-            knapsack_[x] = best;
+            if (touched_groups_.empty()) continue;
+            const double w_room = ru.weight * ru.room;
+            const double slope_unit = ru.weight * ru.slope;
+            // d f / d lambda_r at lambda: -w rho + sum over groups of the active line's slope.
+            auto slope_at = [&](double lambda) {
+                double d = -w_room;
+                for (auto g : touched_groups_) {
+                    double top = 0.0, top_slope = 0.0;
+                    for (auto m = p_.group_ptr[g]; m < p_.group_ptr[g + 1]; ++m) {
+                        const auto u = p_.group_members[m];
+                        if (!available_.contains(u)) continue;
+                        double t = 0.0;
+                        for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k)
+                            if (p_.indices[k] == r) t = entry_room_[k];
+                        const double s = slope_unit * t;
+                        const double value = linear_profit_[u] + (lambda - lambda_[r]) * s - mu * p_.cost[u];
+                        if (value > top || (value == top && s > top_slope)) {
+                            top = value;
+                            top_slope = s;
+                        }
+                    }
+                    d += top_slope;
+                }
+                return d;
+            };
+            double lo = 0.0, hi = 1.0, target;
+            if (slope_at(0.0) >= 0.0) target = 0.0;
+            else if (slope_at(1.0) <= 0.0) target = 1.0;
+            else {
+                for (int step = 0; step < 30; ++step) {
+                    const double mid = 0.5 * (lo + hi);
+                    (slope_at(mid) < 0.0 ? lo : hi) = mid;
+                }
+                target = 0.5 * (lo + hi);
+            }
+            const double delta = target - lambda_[r];
+            if (delta == 0.0) continue;
+            for (auto c = p_.unit_ptr[r]; c < p_.unit_ptr[r + 1]; ++c) {
+                const auto v = p_.unit_candidates[c];
+                if (!available_.contains(v)) continue;
+                for (std::int64_t k = p_.indptr[v]; k < p_.indptr[v + 1]; ++k)
+                    if (p_.indices[k] == r) linear_profit_[v] += delta * slope_unit * entry_room_[k];
+            }
+            lambda_[r] = target;
         }
-    }
-    const double lagrangian = value_ + node_alpha_ + knapsack_[capacity];
-
-    // Exact marginal gains, remembering each group's choice to rebuild the argmax.
-    gains_.resize(items);
-    for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg) {
-        for (std::size_t i = lp_.item_begin(lg); i < lp_.item_end(lg); ++i) {
-            const auto u = lp_.item_candidate(i);
-            double g = 0.0;
+        const double ub = evaluate_bound(capacity);
+        if (!(ub < best_seen - 1e-12 * std::max(1.0, std::abs(best_seen)))) break;
+        best_seen = ub;
+        for (std::size_t j = 0; j < touched_.size(); ++j) saved_lambda_[j] = lambda_[touched_[j]];
+        if (best_seen <= threshold()) break;
+        // The LP was re-solved with exact profits (mu moved): refresh the linear profits.
+        for (std::size_t i = 0; i < available_.size(); ++i) {
+            const auto u = available_.at(i);
+            double profit = 0.0;
             for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k)
-                if (entry_room_[k] > 0.0) g += entry_gain_[k];
-            gains_[i] = g;
+                if (entry_room_[k] > 0.0) profit += coef_[p_.indices[k]] * entry_room_[k];
+            linear_profit_[u] = profit;
         }
     }
+    // Leave the multipliers (and the loaded LP) at the best point seen.
+    for (std::size_t j = 0; j < touched_.size(); ++j) lambda_[touched_[j]] = saved_lambda_[j];
+    const double last = evaluate_bound(capacity);
+    return std::min(best_seen, last);
+}
+
+double BranchAndBound::knapsack_dp(const std::vector<double>& profit, std::size_t capacity, bool track) {
+    const std::size_t width = capacity + 1;
     knapsack_.assign(width, 0.0);
-    choice_.assign(lp_.num_groups() * width, -1);
+    if (track) choice_.assign(lp_.num_groups() * width, -1);
     for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg) {
         for (std::size_t x = width; x-- > 0;) {
             double best = knapsack_[x];
-            std::int64_t pick = -1;
+            std::int32_t pick = -1;
             for (std::size_t i = lp_.item_begin(lg); i < lp_.item_end(lg); ++i) {
                 const auto c = static_cast<std::size_t>(lp_.item_cost(i));
-                if (c <= x && knapsack_[x - c] + gains_[i] > best) {
-                    best = knapsack_[x - c] + gains_[i];
-                    pick = static_cast<std::int64_t>(i);
+                if (c <= x && profit[i] > 0.0 && knapsack_[x - c] + profit[i] > best) {
+                    best = knapsack_[x - c] + profit[i];
+                    pick = static_cast<std::int32_t>(i);
                 }
             }
             knapsack_[x] = best;
-            choice_[lg * width + x] = pick;
+            if (track) choice_[lg * width + x] = pick;
         }
     }
-    const double additive = value_ + knapsack_[capacity];
+    return knapsack_[capacity];
+}
 
-    // Rebuild T (groups in reverse order) and evaluate S + T exactly.
+void BranchAndBound::offer_knapsack_choice(std::size_t capacity) {
+    // Rebuild the argmax T of the last tracked DP (groups in reverse) and offer S + T.
+    const std::size_t width = capacity + 1;
     const std::size_t mark = coverage_log_.size();
     double value = value_;
     std::size_t x = capacity;
-    picked_.clear();
+    picked_.assign(store_.begin(), store_.end());
     for (std::size_t lg = lp_.num_groups(); lg-- > 0;) {
         const auto i = choice_[lg * width + x];
         if (i < 0) continue;
@@ -439,10 +555,47 @@ double BranchAndBound::integral_knapsack_bound() {
         z_[coverage_log_.back().first] = coverage_log_.back().second;
         coverage_log_.pop_back();
     }
-    if (value > incumbent_value_) {
-        picked_.insert(picked_.begin(), store_.begin(), store_.end());
-        set_incumbent(picked_, value);
+    if (value > incumbent_value_) set_incumbent(picked_, value);
+}
+
+double BranchAndBound::integral_knapsack_bound() {
+    // Exact multiple-choice knapsack over the node's candidates by dynamic programming on
+    // the capacity (integer costs only). It removes the LP's fractional use of the budget,
+    // which is what keeps bounds just above the incumbent near the bottom of the tree (and
+    // at the root of packages whose LP gap is only that):
+    //  * with the Lagrangian profits it bounds the node like the LP does, only tighter;
+    //  * with the exact marginal gains F(u | S) it bounds the node by submodularity.
+    // The argmax T of each is a store S + T offered as incumbent; when its value reaches the
+    // bound it solves the node.
+    if (!integral_costs_) return std::numeric_limits<double>::infinity();
+    const double room = std::floor(limit_ - cost_ + 1e-9);
+    if (!(room >= 0.0)) return std::numeric_limits<double>::infinity();
+    std::size_t items = 0;
+    for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg) items += lp_.item_end(lg) - lp_.item_begin(lg);
+    const double work = static_cast<double>(items) * (room + 1.0);
+    const double size = static_cast<double>(items);
+    const double allowed = at_root_ ? std::min(kRootKnapsackWork, std::max(kNodeKnapsackWork, kRootKnapsackPerItem * size))
+                                    : std::max(kNodeKnapsackWork, kNodeKnapsackPerItem * size);
+    if (work > allowed) return std::numeric_limits<double>::infinity();
+    const auto capacity = static_cast<std::size_t>(room);
+    const bool track = static_cast<double>(lp_.num_groups()) * (room + 1.0) <= kMaxChoiceEntries;
+
+    gains_.resize(items);
+    for (std::size_t i = 0; i < items; ++i) gains_[i] = lp_.item_profit(i);
+    const double lagrangian = value_ + node_alpha_ + knapsack_dp(gains_, capacity, track);
+    if (track) offer_knapsack_choice(capacity);
+
+    for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg) {
+        for (std::size_t i = lp_.item_begin(lg); i < lp_.item_end(lg); ++i) {
+            const auto u = lp_.item_candidate(i);
+            double g = 0.0;
+            for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k)
+                if (entry_room_[k] > 0.0) g += entry_gain_[k];
+            gains_[i] = g;
+        }
     }
+    const double additive = value_ + knapsack_dp(gains_, capacity, track);
+    if (track) offer_knapsack_choice(capacity);
     return std::min(lagrangian, additive);
 }
 
@@ -535,12 +688,50 @@ void BranchAndBound::branch(double bound) {
                             coverage_log_.size(), store_.size(), value_, cost_});
 }
 
+void BranchAndBound::core_search() {
+    // Candidates ranked by the root LP's reduced cost: the optimum mostly uses candidates
+    // the LP prices well (the "core" of knapsack algorithms). A node-limited search over the
+    // best-priced K of them (plus the incumbent's) often finds a much better store than
+    // local search, and a better incumbent early makes every bound and fixing below bite.
+    std::vector<std::pair<double, std::int32_t>> ranked;
+    for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg)
+        for (std::size_t i = lp_.item_begin(lg); i < lp_.item_end(lg); ++i)
+            if (available_.contains(lp_.item_candidate(i)))
+                ranked.emplace_back(lp_.reduced_cost(i, lg), lp_.item_candidate(i));
+    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+    // On small packages the main search is the better use of the same nodes.
+    if (ranked.size() < 4 * kCoreMinSize) return;
+    std::vector<char> allowed(static_cast<std::size_t>(p_.num_candidates), 0);
+    std::size_t k = std::max<std::size_t>(kCoreMinSize, ranked.size() / 16);
+    while (k <= ranked.size() / 2 && nodes_ < limits_.node_limit) {
+        std::fill(allowed.begin(), allowed.end(), 0);
+        for (std::size_t j = 0; j < k; ++j) allowed[ranked[j].second] = 1;
+        for (auto u : incumbent_) allowed[u] = 1;
+        SearchLimits sub_limits = limits_;
+        sub_limits.node_limit = std::min(limits_.node_limit - nodes_, kCoreNodes);
+        sub_limits.core_search = false;
+        std::vector<double> sub_lambda = lambda_;
+        BranchAndBound sub(p_, budget_, sub_lambda, sub_limits, &allowed);
+        sub.set_polisher(polisher_);
+        sub.offer(incumbent_);
+        const SearchOutcome out = sub.run();
+        nodes_ += out.nodes;
+        if (out.value > incumbent_value_) set_incumbent(out.store, out.value);
+        // A core search that completed proved the best store inside its core; a larger
+        // core may still hold a better one, so grow it either way.
+        if (out.status == SolveStatus::Interrupted || Clock::now() >= limits_.deadline) break;
+        k *= 2;
+    }
+}
+
 SearchOutcome BranchAndBound::run() {
     auto process = [this](double inherited, int iterations, int fixing_rounds) {
         ++nodes_;
         update_incumbent();
         double ub = std::min(inherited, bound_node(iterations));
-        if (nodes_ == 1) root_bound_ = std::max(ub, value_);
+        if (at_root_) root_bound_ = std::min(root_bound_, std::max(ub, value_));
         if (ub > threshold()) ub = std::min(ub, integral_knapsack_bound());
         for (int round = 0;; ++round) {
             if (open_groups_.size() == 0) return; // leaf: S itself was offered above
@@ -552,16 +743,48 @@ SearchOutcome BranchAndBound::run() {
             // Fixing shrinks the node's problem, and the bound of the smaller problem is
             // often tighter (it loses the fractional mixes that used the fixed candidates):
             // bound again while that keeps removing candidates.
-            if (fix_by_reduced_cost() == 0 || round + 1 >= fixing_rounds) break;
-            ub = std::min(ub, bound_node(iterations));
+            const std::size_t fixed_now = fix_by_reduced_cost();
+            if (fixed_now == 0 || round + 1 >= fixing_rounds) break;
+            // The multipliers are warm now: a short run re-tightens the smaller problem.
+            ub = std::min(ub, bound_node(iterations > 0 ? std::min(iterations, kRefixIterations) : kRefixIterations));
         }
         branch(ub);
     };
 
+    at_root_ = true;
     process(std::numeric_limits<double>::infinity(), limits_.root_iterations, limits_.root_fixing_rounds);
-    if (polisher_ && !root_rounded_.candidates.empty()) {
-        const Store better = polisher_->improve(root_rounded_);
-        if (better.value > incumbent_value_) set_incumbent(better.candidates, better.value);
+    at_root_ = false;
+    // The next budget of a sweep starts from the root's multipliers, not from wherever the
+    // tree search leaves them (deep nodes tune them to their own residual problems).
+    const std::vector<double> root_lambda = lambda_;
+
+    if (polisher_ && !levels_.empty()) {
+        // The root did not close: local search on the warm start and on the best rounded
+        // LP store, with a larger budget than the polish of later incumbents.
+        const std::int64_t work = kRootPolishWork * (static_cast<std::int64_t>(p_.indices.size()) + p_.num_candidates);
+        Store current;
+        current.candidates = incumbent_;
+        current.value = incumbent_value_;
+        for (const Store* start : {&current, &root_rounded_}) {
+            if (start->candidates.empty()) continue;
+            const Store better = polisher_->improve(*start, work);
+            if (better.value > incumbent_value_) set_incumbent(better.candidates, better.value);
+        }
+        incumbent_fresh_ = false;
+    }
+    // Restarts: when the core heuristic improves the incumbent, the root is processed again
+    // (nothing below it was explored yet): reduced-cost fixing against the better incumbent
+    // removes much more, and the bound of the smaller problem is tighter.
+    for (int restart = 0; !levels_.empty() && limits_.core_search && restart < kRootRestarts; ++restart) {
+        if (should_stop()) break;
+        const double before = incumbent_value_;
+        core_search();
+        if (!(incumbent_value_ > before) || should_stop()) break;
+        levels_.clear();
+        children_.clear();
+        at_root_ = true;
+        process(root_bound_, limits_.root_iterations, limits_.root_fixing_rounds);
+        at_root_ = false;
     }
     while (!levels_.empty()) {
         polish_incumbent();
@@ -592,6 +815,7 @@ SearchOutcome BranchAndBound::run() {
         process(child.bound, limits_.node_iterations, limits_.node_fixing_rounds);
     }
 
+    lambda_ = root_lambda;
     SearchOutcome out;
     out.nodes = nodes_;
     out.store = incumbent_;
@@ -606,7 +830,7 @@ SearchOutcome BranchAndBound::run() {
         out.status = SolveStatus::Optimal;
     }
     out.upper_bound = upper;
-    out.root_bound = std::max(root_bound_, upper);
+    out.root_bound = std::isfinite(root_bound_) ? std::max(root_bound_, upper) : upper;
     return out;
 }
 

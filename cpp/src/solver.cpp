@@ -52,8 +52,8 @@ void check_solve_inputs(const std::vector<double>& budgets, const SolveOptions& 
     if (!(options.relative_tolerance >= 0.0) || !std::isfinite(options.relative_tolerance))
         throw std::invalid_argument("relative_tolerance must be finite and >= 0");
     if (!(options.poll_interval > 0.0)) throw std::invalid_argument("poll_interval must be > 0");
-    if (options.root_iterations < 1 || options.node_iterations < 1)
-        throw std::invalid_argument("root_iterations and node_iterations must be >= 1");
+    if (options.root_iterations < 0 || options.node_iterations < 1)
+        throw std::invalid_argument("root_iterations must be >= 0 (0: automatic) and node_iterations >= 1");
 }
 
 std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector<double>& budgets,

@@ -156,12 +156,13 @@ Store WarmStart::value_thresholds(std::size_t max_thresholds) {
     return best;
 }
 
-Store WarmStart::improve(Store start) {
+Store WarmStart::improve(Store start, std::int64_t work_limit) {
     load(start);
     fill_by_density();
     const std::int64_t nnz = p_.indptr[p_.num_candidates] + p_.num_candidates;
+    const std::int64_t cap = work_limit > 0 ? work_limit : work_limit_;
     std::int64_t work = 0;
-    for (int round = 0; round < 500 && work < work_limit_; ++round) {
+    for (int round = 0; round < 500 && work < cap; ++round) {
         const double eps = kMinGain * std::max(1.0, std::abs(value_));
         // Best single swap: remove s, insert u (u may come from s's group).
         double best_delta = eps;
@@ -193,7 +194,7 @@ Store WarmStart::improve(Store start) {
         // (a one-for-several exchange), keeping the first that gains.
         bool improved = false;
         for (auto s : current) {
-            if (work >= work_limit_) break;
+            if (work >= cap) break;
             const double before = value_;
             remove(s);
             const std::size_t mark = store_.size();
@@ -215,12 +216,7 @@ Store WarmStart::improve(Store start) {
 Store WarmStart::best(const Store& seed) {
     std::vector<Store> pool{greedy_by_density(), greedy_by_gain(), value_thresholds(32), seed};
     std::sort(pool.begin(), pool.end(), [](const Store& a, const Store& b) { return a.value > b.value; });
-    Store best = improve(pool[0]);
-    for (std::size_t k = 1; k < pool.size() && k < 2; ++k) {
-        Store other = improve(pool[k]);
-        if (other.value > best.value) best = std::move(other);
-    }
-    return best;
+    return pool[0];
 }
 
 } // namespace memaudit

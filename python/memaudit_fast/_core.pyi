@@ -104,10 +104,14 @@ def solve(
     node_limit: int | None = None,
     cancel: CancelToken | None = None,
     relative_tolerance: float = 1e-9,
-    root_iterations: int = 300,
-    node_iterations: int = 4,
+    root_iterations: int = 0,
+    node_iterations: int = 3,
 ) -> list[SolveResult]:
-    """Exact OPT(B) for every budget (a sweep sharing preprocessing and warm starts)."""
+    """Exact OPT(B) for every budget (a sweep sharing preprocessing and warm starts).
+
+    ``root_iterations`` caps the subgradient steps at the root (0: automatic, 40 to 300 with
+    the package size); ``node_iterations`` those at every other node.
+    """
 
 def run_writer(
     problem: Problem,

@@ -9,6 +9,16 @@
 // same profits and of the marginal gains F(u | S). A node whose bound is at most
 // incumbent + tol is pruned, tol = relative_tolerance * max(1, |incumbent|).
 //
+// The root gets more effort, since every node inherits from it: more subgradient steps (40
+// to 300 with the package size), on large packages alternated with exact coordinate steps
+// on the cap1 multipliers (subgradients stall just above the dual optimum on degenerate
+// packages), the knapsack dynamic programme with a larger budget, and bound / fixing rounds
+// until fixing stops removing candidates. If the root stays open, local search polishes the
+// incumbent and, on packages of a few hundred candidates or more, a "core" heuristic solves
+// node-limited sub-packages made of the candidates the root LP prices best (growing cores,
+// like the core of knapsack algorithms); a better incumbent restarts the root (fixing then
+// removes much more) before the tree search proper.
+//
 // Reductions at a node:
 //  * reduced-cost fixing: u with UB + rc_u <= incumbent + tol is removed for the subtree,
 //    then the (smaller) node is bounded again;
@@ -69,12 +79,14 @@ struct SearchLimits {
     double poll_interval = 0.1; // seconds
     // Subgradient effort: many steps at the root (their multipliers are inherited by every
     // node below), a few per node where the parent's multipliers are already close.
-    int root_iterations = 300;
-    int node_iterations = 4;
+    int root_iterations = 0; // 0: automatic (grows with the package, at most 300)
+    int node_iterations = 3;
     // Bound / reduced-cost fixing rounds: fixing shrinks the node's problem and the bound of
     // the smaller problem is often tighter, which pays at the root more than below it.
     int root_fixing_rounds = 50;
     int node_fixing_rounds = 1;
+    // Run the core heuristic after the root (off in the core searches themselves).
+    bool core_search = true;
 };
 
 struct SearchOutcome {
@@ -95,8 +107,9 @@ class BranchAndBound {
   public:
     // `lambda` (one multiplier per reduced unit, in [0, 1]) is read as a warm start and left
     // at its last value, so budgets of a sweep share it.
+    // `allowed` (optional, one flag per candidate) restricts the search to a sub-package.
     BranchAndBound(const ReducedProblem& problem, double budget, std::vector<double>& lambda,
-                   const SearchLimits& limits);
+                   const SearchLimits& limits, const std::vector<char>* allowed = nullptr);
 
     // A feasible store (reduced indices) as incumbent if it beats the current one.
     void offer(const std::vector<std::int32_t>& store);
@@ -159,12 +172,19 @@ class BranchAndBound {
     // iterations, with the LP of that best multiplier vector loaded in lp_).
     double bound_node(int max_iterations);
     double evaluate_bound(double capacity);
+    double coordinate_descent(double capacity, double best);
+    // Projected subgradient steps from the current multipliers; returns the best bound and
+    // leaves the multipliers and the loaded LP at it.
+    double subgradient(double capacity, int max_iterations, double theta, int patience);
     // Removes candidates whose reduced cost proves them useless below this node.
     std::size_t fix_by_reduced_cost();
     void branch(double bound);
     void try_lp_rounding();
+    void core_search();
     double round_lp();
     double integral_knapsack_bound();
+    double knapsack_dp(const std::vector<double>& profit, std::size_t capacity, bool track);
+    void offer_knapsack_choice(std::size_t capacity);
 
     const ReducedProblem& p_;
     double budget_;
@@ -192,7 +212,8 @@ class BranchAndBound {
     WarmStart* polisher_ = nullptr;
     Store root_rounded_; // best rounded LP store seen at the root
     double pruned_bound_ = 0.0; // largest bound of any part of the tree left behind
-    double root_bound_ = 0.0;
+    double root_bound_ = std::numeric_limits<double>::infinity();
+    bool at_root_ = false;
 
     std::vector<Level> levels_;
     std::vector<Child> children_;
@@ -209,11 +230,15 @@ class BranchAndBound {
     bool integral_costs_ = false;
     std::vector<double> knapsack_;
     std::vector<double> gains_;
-    std::vector<std::int64_t> choice_;
+    std::vector<std::int32_t> choice_;
     std::vector<std::int32_t> picked_;
     std::vector<std::int32_t> dominators_;       // group G's candidates when G is skipped
     std::vector<std::uint64_t> candidate_stamp_;
     std::uint64_t scan_stamp_ = 0;
+    std::vector<double> linear_profit_;        // p_u without the min with g (coordinate descent)
+    std::vector<std::uint64_t> group_stamp_;
+    std::vector<std::int32_t> touched_groups_;
+
     double node_alpha_ = 0.0;
     std::vector<double> saved_lambda_;
     std::vector<double> entry_room_;  // t = min(a, rho) per non-zero

@@ -44,8 +44,8 @@ struct SolveOptions {
     const std::atomic<bool>* cancel = nullptr; // set from any thread to stop (status interrupted)
     std::function<bool()> poll;                // asked about every poll_interval s; true stops
     double poll_interval = 0.1;
-    int root_iterations = 300; // subgradient steps at the root of each budget
-    int node_iterations = 4;   // and at every other node
+    int root_iterations = 0;   // subgradient steps at the root (0: automatic, 40 to 300 by size)
+    int node_iterations = 3;   // and at every other node
 };
 
 struct SolveResult {

@@ -41,9 +41,11 @@ class WarmStart {
     Store greedy_by_density();
     Store greedy_by_gain();
     Store value_thresholds(std::size_t max_thresholds);
-    // Swap and fill moves from `start` (which must be feasible) until none improves.
-    Store improve(Store start);
-    // The best of all of the above, improved; `seed` (feasible, possibly empty) competes too.
+    // Swap and fill moves from `start` (which must be feasible) until none improves, or
+    // `work_limit` entry evaluations (0: the one given to the constructor).
+    Store improve(Store start, std::int64_t work_limit = 0);
+    // The best of the constructive heuristics; `seed` (feasible, possibly empty) competes too.
+    // Local improvement is left to the search: most packages close at the root without it.
     Store best(const Store& seed);
 
   private:
