@@ -20,8 +20,6 @@ Guarantees
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import os
 import sys
@@ -31,11 +29,10 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from .artifact import is_artifact_dir
 from .errors import MemauditError, PackageError, UsageError
-from .package_set import is_jsonl
+from .package_set import RawMember, iter_raw_members, parse_member
 
 RESULT_FORMAT = "memaudit.result/1"
 
@@ -73,57 +70,10 @@ class BatchSummary:
     failures: list[str] = field(default_factory=list)
 
 
-# Tasks --------------------------------------------------------------------------------------
-# A task is (source label, kind, payload): kind "text" carries one JSONL line, "path" a
-# file or artifact directory, "error" a message for a set member that could not be read.
-Task = tuple[str, str, str]
-
-
-def iter_tasks(paths: Iterable[str | Path]) -> Iterator[Task]:
-    """Stream the members of package sets without parsing them (workers parse)."""
-    for raw in paths:
-        path = Path(raw)
-        if is_jsonl(path):
-            yield from _jsonl_tasks(path)
-        elif path.is_dir() and not is_artifact_dir(path):
-            members = sorted(
-                p for p in path.iterdir()
-                if not p.is_symlink()
-                and ((p.is_file() and (p.name.endswith(".json") or is_jsonl(p))) or is_artifact_dir(p))
-            )
-            yield from iter_tasks(members)
-        elif not path.exists():
-            yield (str(path), "error", "file not found; expected a package, a .jsonl set or a directory")
-        else:
-            yield (str(path), "path", str(path))
-
-
-def _open_jsonl(path: Path) -> IO[str]:
-    """A text handle on a set, decompressing when the name ends in .gz; the caller closes it."""
-    if path.name.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return path.open("r", encoding="utf-8")
-
-
-def _jsonl_tasks(path: Path) -> Iterator[Task]:
-    try:
-        handle = _open_jsonl(path)
-    except OSError as exc:
-        yield (str(path), "error", f"cannot read: {exc}")
-        return
-    with handle:
-        number = 0
-        while True:
-            try:
-                line = handle.readline()
-            except (OSError, EOFError, UnicodeDecodeError) as exc:
-                yield (f"{path} line {number + 1}", "error", f"cannot read further: {exc}")
-                return
-            if not line:
-                return
-            number += 1
-            if line.strip():
-                yield (f"{path} line {number}", "text", line)
+# Tasks ---------------------------------------------------------------------------------------
+# A task is a raw set member (see package_set.iter_raw_members): workers parse it.
+Task = RawMember
+iter_tasks = iter_raw_members
 
 
 # The work of one package (runs in a worker) -------------------------------------------------
@@ -148,18 +98,11 @@ def resolve_budgets(package: Any, options: BatchOptions) -> list[float]:
 def score_task(task: Task, options: BatchOptions, skip_budgets: frozenset[float] = frozenset()) -> list[dict[str, Any]]:
     """All records of one package. Never raises for a bad package: it returns an error record."""
     from .compiled import compile_package
-    from .jsonio import loads_strict
-    from .package import Package, load_package
 
-    source, kind, payload = task
+    source = task[0]
     package_id: str | None = None
     try:
-        if kind == "error":
-            raise PackageError(payload, source=source)
-        if kind == "text":
-            package = Package.from_dict(loads_strict(payload, source=source), source=source)
-        else:
-            package = load_package(payload)
+        package = parse_member(task)
         package_id = package.package_id
         budgets = [b for b in resolve_budgets(package, options) if b not in skip_budgets]
         if not budgets:

@@ -40,51 +40,69 @@ def _open_text(path: Path) -> IO[str]:
     return path.open("r", encoding="utf-8")
 
 
-def _iter_jsonl(path: Path) -> Iterator[SetEntry]:
+# A raw member is (label, kind, payload): kind "text" carries one JSONL line, "path" a package
+# file or artifact directory, "error" why a member could not be read. Nothing is parsed, so
+# batch work can hand members to workers as they are.
+RawMember = tuple[str, str, str]
+
+
+def _jsonl_members(path: Path) -> Iterator[RawMember]:
     try:
         handle = _open_text(path)
     except OSError as exc:
-        raise PackageError(f"cannot read: {exc}", source=str(path)) from None
+        yield (str(path), "error", f"cannot read: {exc}")
+        return
     with handle:
         number = 0
         while True:
             try:
                 line = handle.readline()
             except (OSError, EOFError, UnicodeDecodeError) as exc:
-                label = f"{path} line {number + 1}"
-                yield SetEntry(label, None, PackageError(f"cannot read further: {exc}", source=label))
+                yield (f"{path} line {number + 1}", "error", f"cannot read further: {exc}")
                 return
             if not line:
                 return
             number += 1
-            if not line.strip():
-                continue
-            label = f"{path} line {number}"
-            try:
-                data = loads_strict(line, source=str(path), record=f"line {number}")
-                yield SetEntry(label, Package.from_dict(data, source=label), None)
-            except PackageError as exc:
-                yield SetEntry(label, None, exc)
+            if line.strip():
+                yield (f"{path} line {number}", "text", line)
 
 
-def iter_set_entries(paths: Iterable[str | Path]) -> Iterator[SetEntry]:
-    """Every package of every given set, file or directory, in order."""
+def iter_raw_members(paths: Iterable[str | Path]) -> Iterator[RawMember]:
+    """Stream the members of package sets, files or directories, in order, unparsed."""
     for raw in paths:
         path = Path(raw)
         if is_jsonl(path):
-            yield from _iter_jsonl(path)
+            yield from _jsonl_members(path)
         elif path.is_dir() and not is_artifact_dir(path):
             members = sorted(
                 p for p in path.iterdir()
                 if not p.is_symlink()
                 and ((p.is_file() and (p.name.endswith(".json") or is_jsonl(p))) or is_artifact_dir(p))
             )
-            yield from iter_set_entries(members)
+            yield from iter_raw_members(members)
+        elif not path.exists():
+            yield (str(path), "error", "file not found; expected a package, a .jsonl set or a directory")
         else:
-            try:
-                yield SetEntry(str(path), load_package(path), None)
-            except PackageError as exc:
-                yield SetEntry(str(path), None, exc)
+            yield (str(path), "path", str(path))
+
+
+def parse_member(member: RawMember) -> Package:
+    """The validated package of a raw member (PackageError when it is malformed)."""
+    label, kind, payload = member
+    if kind == "error":
+        raise PackageError(payload, source=label)
+    if kind == "text":
+        return Package.from_dict(loads_strict(payload, source=label, record=""), source=label)
+    return load_package(payload)
+
+
+def iter_set_entries(paths: Iterable[str | Path]) -> Iterator[SetEntry]:
+    """Every package of every given set, file or directory, in order."""
+    for member in iter_raw_members(paths):
+        try:
+            yield SetEntry(member[0], parse_member(member), None)
+        except PackageError as exc:
+            yield SetEntry(member[0], None, exc)
 
 
 def iter_packages(paths: Iterable[str | Path]) -> Iterator[Package]:
