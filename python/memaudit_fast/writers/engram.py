@@ -26,7 +26,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +41,11 @@ from .store import (
     DATABASE,
     ContextItem,
     blob_embedding,
-    check_dim,
     copy_database,
     embedding_blob,
     load_database,
-    read_manifest,
-    write_manifest,
+    reopen_manifest,
+    write_store_manifest,
 )
 
 # Column names of each store's title and body, as the paper names the fields.
@@ -303,25 +302,14 @@ class EngramStore:
         copy_database(self.conn, directory / DATABASE)
         for kind, index in self.indexes.items():
             index.save(directory / f"{kind}.faiss")
-        write_manifest(
-            directory,
-            {
-                "writer": self.writer, "sample_id": self.sample_id,
-                "embedder": self.embedder.spec, "dim": self.embedder.dim, "llm": self.llm_name,
-                "params": asdict(self.params), "counts": self.stats(),
-            },
-        )
+        write_store_manifest(directory, self, self.llm_name)
         return directory
 
     @classmethod
     def open(cls, directory: str | Path, embedder: Embedder | None = None) -> EngramStore:
         """Reopen a saved store (database copied into memory, FAISS indexes read from disk)."""
         directory = Path(directory)
-        manifest = read_manifest(directory)
-        if manifest.get("writer") != cls.writer:
-            raise StoreError(f"{directory} holds a {manifest.get('writer')!r} store, not engram")
-        embedder = get_embedder(embedder or manifest["embedder"])
-        check_dim(embedder, manifest, directory)
+        manifest, embedder = reopen_manifest(directory, cls.writer, embedder)
         params = EngramParams(**manifest.get("params", {}))
         conn = load_database(directory / DATABASE)
         store = cls(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +20,10 @@ from .locomo_turns import Turn
 from .store import (
     DATABASE,
     ContextItem,
-    check_dim,
     copy_database,
     load_database,
-    read_manifest,
-    write_manifest,
+    reopen_manifest,
+    write_store_manifest,
 )
 
 
@@ -99,22 +98,13 @@ class FlatStore:
         copy_database(conn, directory / DATABASE)
         conn.close()
         self.index.save(directory / "turns.faiss")
-        write_manifest(
-            directory,
-            {"writer": self.writer, "sample_id": self.sample_id, "embedder": self.embedder.spec,
-             "dim": self.embedder.dim, "llm": None, "params": asdict(self.params),
-             "counts": self.stats()},
-        )
+        write_store_manifest(directory, self, None)
         return directory
 
     @classmethod
     def open(cls, directory: str | Path, embedder: Embedder | None = None) -> FlatStore:
         directory = Path(directory)
-        manifest = read_manifest(directory)
-        if manifest.get("writer") != cls.writer:
-            raise StoreError(f"{directory} holds a {manifest.get('writer')!r} store, not flat")
-        embedder = get_embedder(embedder or manifest["embedder"])
-        check_dim(embedder, manifest, directory)
+        manifest, embedder = reopen_manifest(directory, cls.writer, embedder)
         params = FlatParams(**manifest.get("params", {}))
         store = cls(embedder, params, sample_id=manifest.get("sample_id", ""))
         conn = load_database(directory / DATABASE)

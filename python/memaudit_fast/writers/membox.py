@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +47,10 @@ from .locomo_turns import Turn
 from .store import (
     DATABASE,
     ContextItem,
-    check_dim,
     copy_database,
     load_database,
-    read_manifest,
-    write_manifest,
+    reopen_manifest,
+    write_store_manifest,
 )
 
 #: Event-to-event match thresholds fitted to each embedder's cosine scale.
@@ -301,25 +300,14 @@ class MemboxStore:
         conn.close()
         self.box_index.save(directory / "boxes.faiss")
         self.event_index.save(directory / "events.faiss")
-        write_manifest(
-            directory,
-            {
-                "writer": self.writer, "sample_id": self.sample_id,
-                "embedder": self.embedder.spec, "dim": self.embedder.dim, "llm": self.llm_name,
-                "params": asdict(self.params), "counts": self.stats(),
-            },
-        )
+        write_store_manifest(directory, self, self.llm_name)
         return directory
 
     @classmethod
     def open(cls, directory: str | Path, embedder: Embedder | None = None) -> MemboxStore:
         """Reopen a saved store; queries are embedded with the embedder named in the manifest."""
         directory = Path(directory)
-        manifest = read_manifest(directory)
-        if manifest.get("writer") != cls.writer:
-            raise StoreError(f"{directory} holds a {manifest.get('writer')!r} store, not membox")
-        embedder = get_embedder(embedder or manifest["embedder"])
-        check_dim(embedder, manifest, directory)
+        manifest, embedder = reopen_manifest(directory, cls.writer, embedder)
         params = MemboxParams(**manifest.get("params", {}))
         store = cls(
             embedder, params, sample_id=manifest.get("sample_id", ""),

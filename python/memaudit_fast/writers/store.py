@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
@@ -115,6 +115,30 @@ def blob_embedding(blob: bytes, dim: int) -> np.ndarray:
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     body = {"format": STORE_FORMAT, **manifest}
     (directory / MANIFEST).write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
+
+
+def write_store_manifest(directory: Path, store: Any, llm: str | None) -> None:
+    """The manifest every writer store saves: what built it, with which embedder and params."""
+    write_manifest(
+        directory,
+        {
+            "writer": store.writer, "sample_id": store.sample_id,
+            "embedder": store.embedder.spec, "dim": store.embedder.dim, "llm": llm,
+            "params": asdict(store.params), "counts": store.stats(),
+        },
+    )
+
+
+def reopen_manifest(directory: Path, writer: str, embedder: Any) -> tuple[dict[str, Any], Any]:
+    """Check a saved store is the expected writer's; return its manifest and its embedder."""
+    from .embed import get_embedder
+
+    manifest = read_manifest(directory)
+    if manifest.get("writer") != writer:
+        raise StoreError(f"{directory} holds a {manifest.get('writer')!r} store, not {writer}")
+    embedder = get_embedder(embedder or manifest["embedder"])
+    check_dim(embedder, manifest, directory)
+    return manifest, embedder
 
 
 def read_manifest(directory: str | Path) -> dict[str, Any]:
