@@ -1,7 +1,7 @@
 """Benchmarks of MILP certification (HiGHS, and Gurobi when installed).
 
 Run: ``pytest bench/bench_certify.py --benchmark-only``. The claim certified is the exact
-solver's result when ``memaudit_fast.solver`` exists, else the store of an untimed HiGHS
+solver's result when ``memaudit_fast.solve.exact`` exists, else the store of an untimed HiGHS
 solve; every benchmark asserts that the certificate agrees.
 """
 
@@ -12,16 +12,17 @@ import importlib.util
 import pytest
 
 from baselines_ref import random_package
-from memaudit_fast.certify import certify
-from memaudit_fast.compiled import CompiledPackage, compile_package
-from memaudit_fast.milp import build_milp, gurobi_installed, solve_highs
+from memaudit_fast.model.compiled import CompiledPackage, compile_package
+from memaudit_fast.solve.backends import gurobi_installed, solve_highs
+from memaudit_fast.solve.certify import certify
+from memaudit_fast.solve.milp import build_milp
 
 BUDGET = 24.0
 
 
 def claim_for(c: CompiledPackage, budget: float) -> dict:
-    if importlib.util.find_spec("memaudit_fast.solver") is not None:
-        from memaudit_fast.solver import solve
+    if importlib.util.find_spec("memaudit_fast.solve.exact") is not None:
+        from memaudit_fast.solve.exact import solve
 
         return solve(c.package, budget).to_record()
     outcome = solve_highs(build_milp(c, budget))

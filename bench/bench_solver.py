@@ -57,7 +57,7 @@ class Case:
 
 def instance_from_package(data: dict) -> Instance:
     """Arrays of a package dict, through the project's own compiler."""
-    from memaudit_fast.compiled import compile_package
+    from memaudit_fast.model.compiled import compile_package
 
     c = compile_package(data)
     kinds, zs, hs = saturation_table()

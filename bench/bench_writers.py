@@ -16,9 +16,9 @@ from baselines_ref import (
     ref_greedy,
     ref_gvt,
 )
-from memaudit_fast.baselines import WriterContext, run_writer
-from memaudit_fast.compiled import compile_package
-from memaudit_fast.package import Package
+from memaudit_fast.evaluate.baselines import WriterContext, run_writer
+from memaudit_fast.model.compiled import compile_package
+from memaudit_fast.model.package import Package
 
 CORE_WRITERS = ["density_only", "greedy", "gvt"]
 REFERENCE = {"density_only": ref_density_only, "greedy": ref_greedy, "gvt": ref_gvt}

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from memaudit_fast.package import Package
+from memaudit_fast.model.package import Package
 
 EPS = 1e-12
 TOMBSTONE = {"tombstone", "update", "compound_update"}
@@ -223,9 +223,9 @@ def is_feasible(pkg: Package, ids: Sequence[str], budget: float) -> bool:
     return len(set(chosen)) == len(chosen) and len(set(groups)) == len(groups) and math.fsum(p.cost[i] for i in chosen) <= budget
 
 
-# --- A stand-in for memaudit_fast.solver while it does not exist --------------------------
+# --- A stand-in for memaudit_fast.solve.exact while it does not exist --------------------------
 def install_brute_force_solver(monkeypatch) -> bool:
-    """Make ``memaudit_fast.solver.solve`` available: the real one, or brute force.
+    """Make ``memaudit_fast.solve.exact.solve`` available: the real one, or brute force.
 
     Returns True when the real solver is used.
     """
@@ -234,10 +234,10 @@ def install_brute_force_solver(monkeypatch) -> bool:
     import types
     from dataclasses import dataclass
 
-    if importlib.util.find_spec("memaudit_fast.solver") is not None:
+    if importlib.util.find_spec("memaudit_fast.solve.exact") is not None:
         return True
 
-    from memaudit_fast.compiled import compile_package
+    from memaudit_fast.model.compiled import compile_package
 
     @dataclass(frozen=True)
     class FakeResult:
@@ -278,9 +278,9 @@ def install_brute_force_solver(monkeypatch) -> bool:
                                   math.fsum(float(c.cost[index[i]]) for i in ids)))
         return out if many else out[0]
 
-    module = types.ModuleType("memaudit_fast.solver")
+    module = types.ModuleType("memaudit_fast.solve.exact")
     module.solve = solve
-    monkeypatch.setitem(sys.modules, "memaudit_fast.solver", module)
+    monkeypatch.setitem(sys.modules, "memaudit_fast.solve.exact", module)
     return False
 
 

@@ -7,9 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from baselines_ref import brute_force, install_brute_force_solver
-from memaudit_fast.ablation import ablate, ablated_package, dropped_representations, parse_drop
 from memaudit_fast.errors import UsageError
-from memaudit_fast.package import Package
+from memaudit_fast.evaluate.ablation import (
+    ablate,
+    ablated_package,
+    dropped_representations,
+    parse_drop,
+)
+from memaudit_fast.model.package import Package
 from strategies import packages
 
 

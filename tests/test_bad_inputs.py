@@ -9,7 +9,8 @@ import pytest
 
 from memaudit_fast.cli.main import main
 from memaudit_fast.errors import PackageError
-from memaudit_fast.package import Package, load_package
+from memaudit_fast.model.io import load_package
+from memaudit_fast.model.package import Package
 
 
 def base() -> dict:

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from baselines_ref import brute_force, install_brute_force_solver, is_feasible, reference_store
 from memaudit_fast import _core
-from memaudit_fast.baselines import (
+from memaudit_fast.errors import UsageError
+from memaudit_fast.evaluate.baselines import (
     WRITERS,
     WriterContext,
     ratio_of,
@@ -20,9 +21,8 @@ from memaudit_fast.baselines import (
     run_writers,
     writers_block,
 )
-from memaudit_fast.compiled import compile_package
-from memaudit_fast.errors import UsageError
-from memaudit_fast.package import Package
+from memaudit_fast.model.compiled import compile_package
+from memaudit_fast.model.package import Package
 from strategies import packages
 
 REFERENCED = [w for w in WRITERS if w != "random"]

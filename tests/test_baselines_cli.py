@@ -9,11 +9,11 @@ from test_ablation import update_package
 from test_baselines import density_trap
 
 from baselines_ref import brute_force, install_brute_force_solver, reference_store
-from memaudit_fast.baselines import WRITERS
 from memaudit_fast.cli.main import main
-from memaudit_fast.examples import example_package
-from memaudit_fast.package import Package
-from memaudit_fast.package_set import write_package_set
+from memaudit_fast.evaluate.baselines import WRITERS
+from memaudit_fast.model.examples import example_package
+from memaudit_fast.model.package import Package
+from memaudit_fast.model.sets import write_package_set
 
 
 @pytest.fixture(autouse=True)

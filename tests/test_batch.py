@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from memaudit_fast.batch import BatchOptions, run_batch
 from memaudit_fast.cli.main import main
-from memaudit_fast.package_set import write_package_set
-from memaudit_fast.solver import solve
+from memaudit_fast.experiments.batch import BatchOptions, run_batch
+from memaudit_fast.model.sets import write_package_set
+from memaudit_fast.solve.exact import solve
 from memaudit_fast.suites.small import generate_package
 
 BUDGETS = (2.0, 4.0, 8.0)

@@ -12,11 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from baselines_ref import brute_force
-from memaudit_fast.certify import certify, certify_results, claim_of
-from memaudit_fast.compiled import compile_package
 from memaudit_fast.errors import CertificationError, UsageError
-from memaudit_fast.milp import build_milp, gurobi_installed, saturation_pieces, solve_highs
-from memaudit_fast.package import Package, SaturationSpec
+from memaudit_fast.model.compiled import compile_package
+from memaudit_fast.model.package import Package, SaturationSpec
+from memaudit_fast.solve.backends import gurobi_installed, solve_highs
+from memaudit_fast.solve.certify import certify, certify_results, claim_of
+from memaudit_fast.solve.milp import build_milp, saturation_pieces
 from strategies import packages
 
 needs_gurobi = pytest.mark.skipif(not gurobi_installed(), reason="gurobipy is not installed")
@@ -265,7 +266,7 @@ def test_input_dicts_are_not_modified():
 
 
 needs_solver = pytest.mark.skipif(
-    importlib.util.find_spec("memaudit_fast.solver") is None,
+    importlib.util.find_spec("memaudit_fast.solve.exact") is None,
     reason="the exact solver is not built yet",
 )
 
@@ -274,7 +275,7 @@ needs_solver = pytest.mark.skipif(
 @settings(max_examples=40)
 @given(packages(max_candidates=10), st.sampled_from([0, 1, 2, 3, 5, 8]))
 def test_certificates_agree_with_the_branch_and_bound_solver(data, budget):
-    from memaudit_fast.solver import solve
+    from memaudit_fast.solve.exact import solve
 
     pkg = Package.from_dict(data)
     result = solve(pkg, budget)
@@ -290,7 +291,7 @@ def test_certificates_agree_with_the_branch_and_bound_solver(data, budget):
 
 @needs_solver
 def test_solver_results_on_a_larger_package_certify_with_both_backends():
-    from memaudit_fast.solver import solve
+    from memaudit_fast.solve.exact import solve
 
     pkg = hard_package(50)
     for result in solve(pkg, budgets=[20, 45]):

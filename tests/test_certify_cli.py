@@ -8,9 +8,9 @@ import pytest
 
 from baselines_ref import brute_force
 from memaudit_fast.cli.main import main
-from memaudit_fast.examples import example_package
-from memaudit_fast.package import Package
-from memaudit_fast.package_set import write_package_set
+from memaudit_fast.model.examples import example_package
+from memaudit_fast.model.package import Package
+from memaudit_fast.model.sets import write_package_set
 from test_certify import claim, hard_package, small_package
 
 
@@ -63,7 +63,7 @@ def test_infeasible_wrong_and_orphan_results_exit_1(tmp_path, package_set, capsy
 
 def test_time_limited_milp_exits_3(tmp_path, package_set, capsys):
     pkg = hard_package()
-    from memaudit_fast.compiled import compile_package
+    from memaudit_fast.model.compiled import compile_package
 
     value = compile_package(pkg).objective([0])
     results = write_results(tmp_path / "r.jsonl", [

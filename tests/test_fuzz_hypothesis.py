@@ -8,11 +8,12 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memaudit_fast.artifact import read_artifact_dir
-from memaudit_fast.batch import read_done
-from memaudit_fast.compiled import compile_package
 from memaudit_fast.errors import MemauditError, PackageError
-from memaudit_fast.package import Package, save_package
+from memaudit_fast.experiments.batch import read_done
+from memaudit_fast.model.artifact import read_artifact_dir
+from memaudit_fast.model.compiled import compile_package
+from memaudit_fast.model.io import save_package
+from memaudit_fast.model.package import Package
 from strategies import packages
 
 ODD_VALUES = st.sampled_from(

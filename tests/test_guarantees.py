@@ -9,10 +9,10 @@ import time
 import numpy as np
 import pytest
 
-from memaudit_fast.batch import BatchOptions, run_batch
-from memaudit_fast.compiled import compile_package
-from memaudit_fast.package_set import write_package_set
-from memaudit_fast.solver import CancelToken, solve
+from memaudit_fast.experiments.batch import BatchOptions, run_batch
+from memaudit_fast.model.compiled import compile_package
+from memaudit_fast.model.sets import write_package_set
+from memaudit_fast.solve.exact import CancelToken, solve
 from memaudit_fast.suites.small import DISTRIBUTIONS, generate_package
 
 

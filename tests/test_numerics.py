@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memaudit_fast.certify import certify
-from memaudit_fast.compiled import compile_package
-from memaudit_fast.solver import solve
+from memaudit_fast.model.compiled import compile_package
+from memaudit_fast.solve.certify import certify
+from memaudit_fast.solve.exact import solve
 
 
 def random_package(seed: int, *, weight_scale: float = 1.0, cost_scale: float = 1.0, saturation="cap1",

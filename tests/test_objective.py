@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memaudit_fast import _core
-from memaudit_fast.compiled import compile_package
+from memaudit_fast.model.compiled import compile_package
 from pyref import objective as ref_objective
 from strategies import packages
 

@@ -11,12 +11,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from memaudit_fast.artifact import read_artifact_dir
-from memaudit_fast.compiled import compile_package
 from memaudit_fast.errors import UsageError
-from memaudit_fast.examples import example_package, example_package_path
-from memaudit_fast.package import Package, load_package, save_package
-from memaudit_fast.package_set import iter_packages, iter_set_entries, write_package_set
+from memaudit_fast.model.artifact import read_artifact_dir
+from memaudit_fast.model.compiled import compile_package
+from memaudit_fast.model.examples import example_package, example_package_path
+from memaudit_fast.model.io import load_package, save_package
+from memaudit_fast.model.package import Package
+from memaudit_fast.model.sets import iter_packages, iter_set_entries, write_package_set
 from strategies import packages
 
 

@@ -10,12 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memaudit_fast.baselines import run_writer
 from memaudit_fast.cli.main import main
-from memaudit_fast.compiled import compile_package
 from memaudit_fast.errors import UsageError
-from memaudit_fast.package import Package
-from memaudit_fast.reproduce import (
+from memaudit_fast.evaluate.baselines import run_writer
+from memaudit_fast.experiments.reproduce.run import (
     PARTIAL_LEVEL,
     RANKED_WRITERS,
     RATIO_TOLERANCE,
@@ -28,7 +26,9 @@ from memaudit_fast.reproduce import (
     run_reproduction,
     write_outputs,
 )
-from memaudit_fast.solver import solve
+from memaudit_fast.model.compiled import compile_package
+from memaudit_fast.model.package import Package
+from memaudit_fast.solve.exact import solve
 from memaudit_fast.suites.small import DISTRIBUTIONS, generate_package
 
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo7.json"

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from baselines_ref import brute_force, install_brute_force_solver, is_feasible
 from memaudit_fast.errors import UsageError
-from memaudit_fast.package import Package
-from memaudit_fast.scoring import score
+from memaudit_fast.evaluate.scoring import score
+from memaudit_fast.model.package import Package
 from pyref import objective
 from strategies import packages
 

@@ -11,10 +11,10 @@ import pytest
 
 import memaudit_fast as mf
 from memaudit_fast.cli.main import main
-from memaudit_fast.compiled import compile_package
-from memaudit_fast.examples import example_package_path
-from memaudit_fast.package import load_package
-from memaudit_fast.solver import STATUSES, CancelToken
+from memaudit_fast.model.compiled import compile_package
+from memaudit_fast.model.examples import example_package_path
+from memaudit_fast.model.io import load_package
+from memaudit_fast.solve.exact import STATUSES, CancelToken
 from pyref import objective as package_objective
 
 

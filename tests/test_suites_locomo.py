@@ -12,8 +12,8 @@ import pytest
 
 from memaudit_fast.cli.main import main
 from memaudit_fast.errors import PackageError, UsageError
-from memaudit_fast.package import Package
-from memaudit_fast.package_set import iter_packages
+from memaudit_fast.model.package import Package
+from memaudit_fast.model.sets import iter_packages
 from memaudit_fast.suites.costs import word_cost
 from memaudit_fast.suites.locomo import (
     DEFAULT_BUDGET_FRACS,

@@ -14,8 +14,8 @@ import pytest
 
 from memaudit_fast.cli.main import main
 from memaudit_fast.errors import UsageError
-from memaudit_fast.package import Package
-from memaudit_fast.package_set import iter_packages
+from memaudit_fast.model.package import Package
+from memaudit_fast.model.sets import iter_packages
 from memaudit_fast.suites.costs import (
     budgets_from_fractions,
     byte_cost,

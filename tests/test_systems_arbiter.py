@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from memaudit_fast.errors import UsageError
-from memaudit_fast.package import load_package
+from memaudit_fast.model.examples import example_package_path
+from memaudit_fast.model.io import load_package
 from memaudit_fast.systems.arbiter import (
     DEFAULT_THRESHOLDS,
     Arbiter,
@@ -26,7 +27,7 @@ from memaudit_fast.systems.arbiter import (
 )
 from memaudit_fast.writers.embed import get_embedder
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "python" / "memaudit_fast" / "data" / "example_package.json"
+EXAMPLE = example_package_path()
 
 
 @pytest.fixture

@@ -19,9 +19,10 @@ from test_systems_importers import (
 )
 
 from memaudit_fast.cli.main import main
+from memaudit_fast.model.examples import example_package_path
 from memaudit_fast.systems import diagnostics
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "python" / "memaudit_fast" / "data" / "example_package.json"
+EXAMPLE = example_package_path()
 
 
 @pytest.fixture
@@ -41,7 +42,7 @@ def exports(tmp_path: Path) -> dict[str, Path]:
 
 @pytest.fixture(autouse=True)
 def reference_solver(monkeypatch: pytest.MonkeyPatch) -> None:
-    if importlib.util.find_spec("memaudit_fast.solver") is None:
+    if importlib.util.find_spec("memaudit_fast.solve.exact") is None:
         monkeypatch.setattr(diagnostics, "exact_solver", brute_solver)
 
 

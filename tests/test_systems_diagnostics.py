@@ -20,7 +20,7 @@ from memaudit_fast.systems.diagnostics import Optimum, exact_solver
 from memaudit_fast.systems.records import ExportedMemory, SystemExport
 from pyref import objective as ref_objective
 
-HAS_SOLVER = importlib.util.find_spec("memaudit_fast.solver") is not None
+HAS_SOLVER = importlib.util.find_spec("memaudit_fast.solve.exact") is not None
 
 
 def brute_solver(data: dict[str, Any], budgets: list[float], time_limit: float | None) -> list[Optimum]:

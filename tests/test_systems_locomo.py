@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memaudit_fast.package import Package
+from memaudit_fast.model.package import Package
 from memaudit_fast.systems import build_union, embedding_arbiter, read_own, score_store
 from memaudit_fast.systems.union import base_package, system_candidates
 

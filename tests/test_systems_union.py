@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from memaudit_fast.errors import PackageError, UsageError
-from memaudit_fast.package import Package, load_package
+from memaudit_fast.model.examples import example_package_path
+from memaudit_fast.model.io import load_package
+from memaudit_fast.model.package import Package
 from memaudit_fast.systems import build_union, embedding_arbiter, read_amem, read_mem0
 from memaudit_fast.systems.arbiter import Arbiter, ArbiterCache
 from memaudit_fast.systems.records import ExportedMemory, SystemExport
@@ -22,7 +24,7 @@ from memaudit_fast.systems.union import (
     system_package,
 )
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "python" / "memaudit_fast" / "data" / "example_package.json"
+EXAMPLE = example_package_path()
 
 
 class TableJudge:

@@ -11,12 +11,13 @@ pytest.importorskip("faiss")
 
 from memaudit_fast.cli.main import main
 from memaudit_fast.errors import PackageError
+from memaudit_fast.writers.builders import open_store
 from memaudit_fast.writers.embed import get_embedder
 from memaudit_fast.writers.export import read_export, write_export
 from memaudit_fast.writers.locomo_turns import load_locomo
 from memaudit_fast.writers.retrieval_eval import evaluate_retrieval, recall_at_budget
 from memaudit_fast.writers.sample import mini_locomo
-from memaudit_fast.writers.store import ContextItem, open_store
+from memaudit_fast.writers.store import ContextItem
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 

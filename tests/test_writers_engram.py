@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("faiss")
 
+from memaudit_fast.writers.builders import open_store
 from memaudit_fast.writers.embed import HashingEmbedder
 from memaudit_fast.writers.engram import EngramParams, EngramStore, build_engram
 from memaudit_fast.writers.llm import OfflineLLM, RecordDraft, mask_kinds
 from memaudit_fast.writers.locomo_turns import Turn, conversation_from_dict
 from memaudit_fast.writers.sample import mini_locomo
-from memaudit_fast.writers.store import open_store
 
 EMB = HashingEmbedder(1024)
 

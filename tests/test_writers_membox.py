@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("faiss")
 
+from memaudit_fast.writers.builders import open_store
 from memaudit_fast.writers.embed import HashingEmbedder
 from memaudit_fast.writers.export import read_export
 from memaudit_fast.writers.llm import BoxExtraction, EventDraft, OfflineLLM
@@ -21,7 +22,6 @@ from memaudit_fast.writers.membox import (
     build_membox,
 )
 from memaudit_fast.writers.sample import mini_locomo
-from memaudit_fast.writers.store import open_store
 
 
 def _turn(i: int, session: int = 1, text: str | None = None, speaker: str = "Ana") -> Turn:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from .ablation import ablate
-from .baselines import WRITERS, run_writer, run_writers
-from .certify import certify, certify_results
-from .compiled import CompiledPackage, compile_package
 from .errors import CertificationError, MemauditError, PackageError, SolverError, UsageError
-from .package import Package, load_package, save_package
-from .package_set import iter_packages, write_package_set
-from .scoring import score
-from .solver import SolveResult, solve
+from .evaluate.ablation import ablate
+from .evaluate.baselines import WRITERS, run_writer, run_writers
+from .evaluate.scoring import score
+from .model.compiled import CompiledPackage, compile_package
+from .model.io import load_package, save_package
+from .model.package import Package
+from .model.sets import iter_packages, write_package_set
+from .solve.certify import certify, certify_results
+from .solve.exact import SolveResult, solve
 
 __all__ = [
     "WRITERS",

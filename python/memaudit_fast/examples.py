@@ -1,17 +1,5 @@
-"""Built-in example data shipped inside the package, for demos and tests."""
+"""Deprecated path: moved to ``memaudit_fast.model.examples`` (kept for one release)."""
 
-from __future__ import annotations
+from ._deprecated import moved
 
-from importlib import resources
-from pathlib import Path
-
-from .package import Package, load_package
-
-
-def example_package_path() -> Path:
-    """Path of the built-in example package (a small hand-written package)."""
-    return Path(str(resources.files("memaudit_fast") / "data" / "example_package.json"))
-
-
-def example_package() -> Package:
-    return load_package(example_package_path())
+__getattr__ = moved(__name__, "memaudit_fast.model.examples")

@@ -22,12 +22,12 @@ import atheris
 with atheris.instrument_imports():
     import json  # noqa: F401 - instrumented for coverage of the strict hooks
 
-    from memaudit_fast.artifact import REQUIRED_FILES, read_artifact_dir
-    from memaudit_fast.batch import read_done
-    from memaudit_fast.compiled import compile_package
     from memaudit_fast.errors import MemauditError
-    from memaudit_fast.jsonio import loads_strict
-    from memaudit_fast.package import Package
+    from memaudit_fast.experiments.batch import read_done
+    from memaudit_fast.model.artifact import REQUIRED_FILES, read_artifact_dir
+    from memaudit_fast.model.compiled import compile_package
+    from memaudit_fast.model.jsonio import loads_strict
+    from memaudit_fast.model.package import Package
 
 WORK = Path(tempfile.mkdtemp(prefix="memaudit-fuzz-"))
 

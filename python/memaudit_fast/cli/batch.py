@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..batch import BatchOptions, iter_tasks, run_batch, stderr_progress
+from ..experiments.batch import BatchOptions, iter_tasks, run_batch, stderr_progress
 from .common import add_subparser, name_list, number_list
 
 EXIT_SOME_FAILED = 3
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     for failure in summary.failures[:10]:
         print(f"  failed: {failure}", file=sys.stderr)
     if args.parquet:
-        from ..export import export_parquet
+        from ..results.export import export_parquet
 
         export_parquet(args.out, args.parquet)
     return EXIT_SOME_FAILED if summary.failed else 0

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..certify import SOLVERS, certify
-from ..compiled import compile_package
 from ..errors import CertificationError, PackageError
-from ..jsonio import loads_strict, read_text
-from ..package_set import iter_set_entries
+from ..model.compiled import compile_package
+from ..model.jsonio import loads_strict, read_text
+from ..model.sets import iter_set_entries
+from ..solve.certify import SOLVERS, certify
 from .common import add_subparser, print_json_line, print_table
 
 RESULT_FORMAT = "memaudit.result/1"

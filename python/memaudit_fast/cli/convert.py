@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..package import load_package, save_package
+from ..model.io import load_package, save_package
 from .common import add_subparser
 
 

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from ..examples import example_package_path
+from ..model.examples import example_package_path
 from .common import add_subparser, print_table
 
 DEMO_WRITERS = ("gvt", "greedy", "density_only", "recency_raw")
@@ -24,10 +24,10 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..baselines import writer_scores
-    from ..certify import certify
-    from ..compiled import compile_package
-    from ..solver import solve
+    from ..evaluate.baselines import writer_scores
+    from ..model.compiled import compile_package
+    from ..solve.certify import certify
+    from ..solve.exact import solve
 
     path = example_package_path()
     compiled = compile_package(path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..export import export_parquet
+from ..results.export import export_parquet
 from .common import add_subparser
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..package import Package, save_package
-from ..package_set import is_jsonl, write_package_set
+from ..model.io import save_package
+from ..model.package import Package
+from ..model.sets import is_jsonl, write_package_set
 from ..suites.costs import COST_MODELS
 from ..suites.small import DISTRIBUTIONS, generate_set
 from .common import add_subparser, number_list

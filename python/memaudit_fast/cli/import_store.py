@@ -92,8 +92,8 @@ def _arbiter(args: argparse.Namespace, package: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..jsonio import check_output_path
-    from ..package import load_package, save_package
+    from ..model.io import load_package, save_package
+    from ..model.jsonio import check_output_path
     from ..systems import read_system
 
     out = Path(args.out)

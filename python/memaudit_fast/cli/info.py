@@ -7,8 +7,8 @@ import json
 from collections import Counter
 from typing import Any
 
-from ..compiled import compile_package
-from ..package import load_package
+from ..model.compiled import compile_package
+from ..model.io import load_package
 from .common import add_subparser
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..jsonio import check_output_path
-from ..package import Package, save_package
-from ..package_set import is_jsonl, write_package_set
+from ..model.io import save_package
+from ..model.jsonio import check_output_path
+from ..model.package import Package
+from ..model.sets import is_jsonl, write_package_set
 from ..suites.costs import COST_MODELS
 from ..suites.locomo import CATEGORY_NAMES, DEFAULT_BUDGET_FRACS, locomo_package, read_locomo
 from .common import add_subparser, name_list, number_list

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..report import make_report
+from ..results.report import make_report
 from .common import add_subparser
 
 

@@ -9,8 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..jsonio import check_output_path
-from ..reproduce import (
+from ..experiments.reproduce.run import (
     DEFAULT_NOISE,
     DEFAULT_SEEDS,
     OUTPUT_NAMES,
@@ -21,6 +20,7 @@ from ..reproduce import (
     run_reproduction,
     write_outputs,
 )
+from ..model.jsonio import check_output_path
 from ..suites.small import DISTRIBUTIONS
 from .common import add_subparser, name_list, number_list
 

@@ -33,7 +33,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..writers.store import find_stores, open_store, within_budget
+    from ..writers.builders import open_store
+    from ..writers.store import find_stores, within_budget
 
     stores = find_stores(args.store)
     if len(stores) != 1:

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..jsonio import loads_strict, read_text
-from ..package import Package, load_package
-from ..scoring import score
+from ..evaluate.scoring import score
+from ..model.io import load_package
+from ..model.jsonio import loads_strict, read_text
+from ..model.package import Package
 from .common import add_subparser, name_list, print_json_line
 
 

@@ -32,7 +32,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..package import load_package
+    from ..model.io import load_package
     from ..systems.diagnostics import score_store
 
     union = load_package(args.union)

@@ -6,11 +6,11 @@ import argparse
 import sys
 from typing import Any
 
-from ..certify import SOLVERS, certify_results
 from ..errors import MemauditError, UsageError
-from ..package import Package
-from ..package_set import iter_set_entries
-from ..solver import SolveResult, solve
+from ..model.package import Package
+from ..model.sets import iter_set_entries
+from ..solve.certify import SOLVERS, certify_results
+from ..solve.exact import SolveResult, solve
 from .common import add_subparser, number_list, print_json_line, print_table
 
 EXIT_SOME_FAILED = 3

@@ -8,12 +8,12 @@ from collections import defaultdict
 from statistics import mean
 from typing import Any
 
-from ..ablation import ablate, ablation_block, parse_drop
-from ..baselines import WRITERS, check_writers, writer_context, writer_scores
-from ..certify import SOLVERS, certify
 from ..errors import MemauditError, UsageError
-from ..package import Package
-from ..package_set import iter_set_entries
+from ..evaluate.ablation import ablate, ablation_block, parse_drop
+from ..evaluate.baselines import WRITERS, check_writers, writer_context, writer_scores
+from ..model.package import Package
+from ..model.sets import iter_set_entries
+from ..solve.certify import SOLVERS, certify
 from .common import add_subparser, name_list, number_list, print_json_line, print_table
 
 EXIT_SOME_FAILED = 3
@@ -64,7 +64,7 @@ def budgets_for(package: Package, args: argparse.Namespace) -> list[float]:
 
 def sweep_package(package: Package, args: argparse.Namespace) -> list[dict[str, Any]]:
     """One memaudit.result/1 record per budget, with writers, ablation and certificate."""
-    from ..solver import solve
+    from ..solve.exact import solve
 
     budgets = budgets_for(package, args)
     ctx = writer_context(package)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..package_set import iter_set_entries
+from ..model.sets import iter_set_entries
 from .common import add_subparser
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PackageError, UsageError
-from ..package import describe
+from ..model.jsonio import describe
 from .records import (
     ExportedMemory,
     RecordReader,

@@ -279,7 +279,7 @@ def calibrate(
     Parameters
     ----------
     package:
-        A :class:`~memaudit_fast.package.Package` or package dict.
+        A :class:`~memaudit_fast.model.package.Package` or package dict.
     top_ks:
         Neighbours per sentence to choose from (the best partial F1 wins; ties: smaller).
     exclude:

@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from ..baselines import ratio_of
-from ..compiled import CompiledPackage, compile_package
 from ..errors import UsageError
-from ..package import Package
+from ..evaluate.scoring import ratio_of
+from ..model.compiled import CompiledPackage, compile_package
+from ..model.package import Package
 from .union import base_package, system_candidates, system_package, union_systems
 
 GAIN_EPSILON = 1e-12
@@ -70,8 +70,8 @@ Solver = Callable[[dict[str, Any], list[float], "float | None"], list[Optimum]]
 
 
 def exact_solver(package: dict[str, Any], budgets: list[float], time_limit: float | None) -> list[Optimum]:
-    """``OPT`` at each budget from :func:`memaudit_fast.solver.solve`."""
-    from ..solver import solve
+    """``OPT`` at each budget from :func:`memaudit_fast.solve.exact.solve`."""
+    from ..solve.exact import solve
 
     results = solve(package, budgets=budgets, time_limit=time_limit)
     if not isinstance(results, list):

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PackageError
-from ..package import describe
+from ..model.jsonio import describe
 from .records import (
     ExportedMemory,
     RecordReader,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PackageError
-from ..package import describe, is_number
+from ..model.jsonio import describe, is_number
 
 #: Statuses an exported memory can have.
 STATUSES = ("active", "deleted", "superseded")
@@ -223,7 +223,7 @@ def parse_time(text: str, *, compact: bool = False) -> float | None:
 
 def load_json_file(path: Path, system: str) -> Any:
     """Read a JSON file strictly (repeated keys and NaN are errors) with precise messages."""
-    from ..jsonio import loads_strict, read_text
+    from ..model.jsonio import loads_strict, read_text
 
     if not path.is_file():
         raise PackageError(f"file not found; expected a {system} export", source=str(path))
@@ -232,7 +232,7 @@ def load_json_file(path: Path, system: str) -> Any:
 
 def iter_json_lines(path: Path, system: str) -> Iterator[tuple[str, Any]]:
     """``(where, value)`` for each non-blank line of a JSONL file, parsed strictly."""
-    from ..jsonio import loads_strict
+    from ..model.jsonio import loads_strict
 
     if not path.is_file():
         raise PackageError(f"file not found; expected a {system} export", source=str(path))

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PackageError, UsageError
-from ..package import Package
+from ..model.package import Package
 from .arbiter import (
     DEFAULT_TOP_K,
     TOP_K_CHOICES,
@@ -174,7 +174,7 @@ def build_union(
     replace:
         Replace a system of the same name already in the union (else that is an error).
     """
-    from ..compiled import as_package
+    from ..model.compiled import as_package
 
     base = as_package(package)
     data = copy.deepcopy(base.data)

@@ -20,7 +20,7 @@ Example::
 
 from __future__ import annotations
 
-from .builders import WRITERS, build_store
+from .builders import WRITERS, build_store, open_store
 from .embed import Embedder, HashingEmbedder, get_embedder
 from .engram import EngramParams, EngramStore, build_engram
 from .errors import DependencyMissing, LLMError, StoreError, WriterError
@@ -29,7 +29,7 @@ from .flat import FlatStore, build_flat
 from .llm import MemoryLLM, OfflineLLM
 from .locomo_turns import Conversation, QAItem, Turn, load_locomo
 from .membox import MemboxParams, MemboxStore, build_membox
-from .store import ContextItem, open_store, within_budget
+from .store import ContextItem, within_budget
 
 __all__ = [
     "WRITERS",

@@ -196,29 +196,6 @@ def find_stores(directory: str | Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if (p / MANIFEST).is_file())
 
 
-def open_store(directory: str | Path, embedder: Any = None) -> MemoryStore:
-    """Reopen a store written by any writer, dispatching on its manifest.
-
-    Parameters
-    ----------
-    embedder:
-        Overrides the embedder named in the manifest (it must have the same dimension).
-    """
-    manifest = read_manifest(directory)
-    writer = manifest.get("writer")
-    if writer == "membox":
-        from .membox import MemboxStore
-
-        return MemboxStore.open(directory, embedder=embedder)
-    if writer == "engram":
-        from .engram import EngramStore
-
-        return EngramStore.open(directory, embedder=embedder)
-    if writer == "flat":
-        from .flat import FlatStore
-
-        return FlatStore.open(directory, embedder=embedder)
-    raise StoreError(f"{directory}: unknown writer {writer!r} in manifest")
 
 
 def check_dim(embedder: Any, manifest: dict[str, Any], directory: str | Path) -> None:

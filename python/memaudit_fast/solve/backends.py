@@ -1,0 +1,248 @@
+"""The MILP solvers that certify an optimum: HiGHS (always) and Gurobi (when installed).
+
+Both take a :class:`~memaudit_fast.solve.milp.MilpModel` and return a :class:`MilpOutcome`.
+Gurobi's pip licence is size-limited: :class:`GurobiUnavailable` says why it was skipped.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import CertificationError
+from .milp import MilpModel
+
+#: Integrality and feasibility tolerance asked of both solvers: the certificate then rounds
+#: x and re-evaluates every store exactly, so only the dual bound carries solver tolerance.
+FEASIBILITY_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class MilpOutcome:
+    """What one MILP solve reported."""
+
+    solver: str
+    version: str
+    status: str  # optimal, time_limit, interrupted, infeasible or error
+    objective: float | None  # the incumbent's objective, if any
+    bound: float | None  # the proven (dual) bound
+    store: tuple[int, ...] | None  # package candidate indices of the incumbent
+    nodes: int
+    seconds: float
+
+
+class GurobiUnavailable(CertificationError):
+    """Gurobi could not take this model (not installed, no licence, or over its size limit)."""
+
+
+def _abs_gap(model: MilpModel) -> float:
+    # A tiny absolute gap relative to the largest possible objective.
+    top = float(np.dot(model.objective, model.col_upper)) if model.num_cols else 0.0
+    return 1e-9 * max(1.0, top)
+
+
+def _store_from(model: MilpModel, col_value) -> tuple[int, ...]:
+    return tuple(int(model.candidates[j]) for j in range(model.num_x) if col_value[j] > 0.5)
+
+
+def empty_outcome(solver: str, version: str) -> MilpOutcome:
+    """A model without columns (nothing worth storing) has optimum 0; no solver is run."""
+    return MilpOutcome(solver, version, "optimal", 0.0, 0.0, (), 0, 0.0)
+
+
+def highs_version() -> str:
+    import highspy
+
+    return ".".join(str(v) for v in (highspy.HIGHS_VERSION_MAJOR, highspy.HIGHS_VERSION_MINOR, highspy.HIGHS_VERSION_PATCH))
+
+
+def solve_highs(model: MilpModel, *, time_limit: float | None = None) -> MilpOutcome:
+    """Solve with HiGHS (``highspy``), to ``mip_rel_gap = 0`` and a tiny absolute gap."""
+
+    import highspy
+
+    version = highs_version()
+    if model.num_cols == 0:
+        return empty_outcome("highs", version)
+
+    class QuietHighs(highspy.Highs):
+        # The first call after construction prints a banner to stdout unless output is off
+        # by then; output_flag must be set before the callbacks are enabled.
+        def enableCallbacks(self) -> None:
+            self.setOptionValue("output_flag", False)
+            super().enableCallbacks()
+
+    start = time.perf_counter()
+    h = QuietHighs()
+    h.setOptionValue("mip_rel_gap", 0.0)
+    h.setOptionValue("mip_abs_gap", _abs_gap(model))
+    h.setOptionValue("mip_feasibility_tolerance", FEASIBILITY_TOLERANCE)
+    h.setOptionValue("primal_feasibility_tolerance", FEASIBILITY_TOLERANCE)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    inf = highspy.kHighsInf
+    n = model.num_cols
+    empty_i = np.zeros(0, dtype=np.int32)
+    h.addCols(n, model.objective, model.col_lower, model.col_upper, 0, empty_i, empty_i, np.zeros(0))
+    if model.num_x:
+        h.changeColsIntegrality(
+            model.num_x, np.arange(model.num_x, dtype=np.int32),
+            np.array([highspy.HighsVarType.kInteger] * model.num_x),
+        )
+    if model.num_rows:
+        h.addRows(
+            model.num_rows,
+            np.where(np.isfinite(model.row_lower), model.row_lower, -inf),
+            np.where(np.isfinite(model.row_upper), model.row_upper, inf),
+            int(model.row_index.size), model.row_starts[:-1], model.row_index, model.row_value,
+        )
+    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    h.HandleKeyboardInterrupt = True  # Ctrl-C cancels the solve; the status says so
+    h.solve()
+    seconds = time.perf_counter() - start
+
+    s = highspy.HighsModelStatus
+    raw = h.getModelStatus()
+    status = {
+        s.kOptimal: "optimal", s.kTimeLimit: "time_limit", s.kInterrupt: "interrupted",
+        s.kInfeasible: "infeasible",
+    }.get(raw, "error")
+    info = h.getInfo()
+    has_solution = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
+    objective = float(info.objective_function_value) if has_solution else None
+    bound: float | None = float(info.mip_dual_bound)
+    if bound is not None and not math.isfinite(bound):
+        bound = None
+    if status == "optimal" and objective is not None and bound is not None:
+        bound = max(bound, objective)
+    store = _store_from(model, h.getSolution().col_value) if has_solution else None
+    return MilpOutcome("highs", version, status, objective, bound, store, int(info.mip_node_count), seconds)
+
+
+def _gurobi():
+    try:
+        import gurobipy
+    except ImportError:
+        raise GurobiUnavailable("gurobipy is not installed (pip install 'memaudit_fast[gurobi]')") from None
+    return gurobipy
+
+
+class GurobiSession:
+    """One Gurobi environment, started on first use and shared by the solves that use it.
+
+    It also remembers the size (columns, rows) of a model the licence refused: any model at
+    least as large in both is refused too, so it goes straight to HiGHS without building a
+    Gurobi model first. A lock guards both, since the threads backend certifies in parallel.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._env: Any = None
+        self.refused: tuple[int, int] | None = None
+
+    def env(self, gp: Any) -> Any:
+        with self._lock:
+            if self._env is None:
+                env = gp.Env(empty=True)
+                env.setParam("OutputFlag", 0)
+                try:
+                    env.start()
+                except gp.GurobiError as exc:
+                    raise GurobiUnavailable(f"no usable Gurobi licence (GurobiError {exc.errno}: {exc})") from None
+                self._env = env
+            return self._env
+
+    def is_refused(self, size: tuple[int, int]) -> bool:
+        with self._lock:
+            return self.refused is not None and size[0] >= self.refused[0] and size[1] >= self.refused[1]
+
+    def refuse(self, size: tuple[int, int]) -> None:
+        with self._lock:
+            if self.refused is None or (size[0] <= self.refused[0] and size[1] <= self.refused[1]):
+                self.refused = size
+
+
+def gurobi_installed() -> bool:
+    """Whether gurobipy can be imported (a licence may still refuse a model)."""
+    try:
+        _gurobi()
+    except GurobiUnavailable:
+        return False
+    return True
+
+
+def gurobi_version() -> str:
+    gp = _gurobi()
+    return ".".join(str(v) for v in gp.gurobi.version())
+
+
+def solve_gurobi(model: MilpModel, session: GurobiSession, *, time_limit: float | None = None) -> MilpOutcome:
+    """Solve with Gurobi (``gurobipy``), to ``MIPGap = 0`` and a tiny absolute gap.
+
+    Raises
+    ------
+    GurobiUnavailable
+        When gurobipy is missing, has no licence, or the licence refuses the model's size
+        (the pip licence stops at 2,000 variables or 2,000 constraints: GurobiError 10010).
+    """
+    gp = _gurobi()
+    version = gurobi_version()
+    if model.num_cols == 0:
+        return empty_outcome("gurobi", version)
+    size = (model.num_cols, model.num_rows)
+    too_large = (
+        f"the model has {size[0]} variables and {size[1]} constraints, beyond the size-limited "
+        "Gurobi licence (GurobiError 10010)"
+    )
+    if session.is_refused(size):
+        raise GurobiUnavailable(too_large)
+    start = time.perf_counter()
+    env = session.env(gp)
+    grb = gp.GRB
+    m = gp.Model(env=env)
+    try:
+        m.Params.MIPGap = 0.0
+        m.Params.MIPGapAbs = _abs_gap(model)
+        m.Params.FeasibilityTol = FEASIBILITY_TOLERANCE
+        m.Params.IntFeasTol = FEASIBILITY_TOLERANCE
+        m.Params.Threads = 1
+        if time_limit is not None:
+            m.Params.TimeLimit = float(time_limit)
+        n = model.num_cols
+        vtype = [grb.BINARY] * model.num_x + [grb.CONTINUOUS] * (n - model.num_x)
+        cols = m.addVars(n, lb=model.col_lower.tolist(), ub=model.col_upper.tolist(),
+                         obj=model.objective.tolist(), vtype=vtype)
+        m.ModelSense = grb.MAXIMIZE
+        for k in range(model.num_rows):
+            lo, hi = int(model.row_starts[k]), int(model.row_starts[k + 1])
+            expr = gp.LinExpr(model.row_value[lo:hi].tolist(), [cols[int(j)] for j in model.row_index[lo:hi]])
+            # Every row of the model is a <= row (lower bounds are -inf).
+            m.addLConstr(expr, grb.LESS_EQUAL, float(model.row_upper[k]))
+        try:
+            m.optimize()
+        except gp.GurobiError as exc:
+            if exc.errno == 10010:
+                session.refuse(size)
+                raise GurobiUnavailable(too_large) from None
+            raise GurobiUnavailable(f"Gurobi failed (GurobiError {exc.errno}: {exc})") from None
+        seconds = time.perf_counter() - start
+        status = {
+            grb.OPTIMAL: "optimal", grb.TIME_LIMIT: "time_limit", grb.INTERRUPTED: "interrupted",
+            grb.INFEASIBLE: "infeasible",
+        }.get(m.Status, "error")
+        has_solution = m.SolCount > 0
+        objective = float(m.ObjVal) if has_solution else None
+        bound = float(m.ObjBound) if status in ("optimal", "time_limit", "interrupted") else None
+        if bound is not None and not math.isfinite(bound):
+            bound = None
+        if status == "optimal" and objective is not None and bound is not None:
+            bound = max(bound, objective)
+        store = _store_from(model, [cols[j].X for j in range(model.num_x)]) if has_solution else None
+        return MilpOutcome("gurobi", version, status, objective, bound, store, int(m.NodeCount), seconds)
+    finally:
+        m.dispose()

@@ -1,0 +1,213 @@
+"""The MILP of a package at budget B, in a solver-neutral array form (MISSION.md section 3).
+
+.. math::
+
+    \\max \\sum_r w_r y_r \\quad\\text{s.t.}\\quad
+    y_r \\le \\alpha_{rk} + \\beta_{rk} \\sum_u a_{ur} x_u \\;(\\text{each linear piece } k \\text{ of } h_r),
+    \\quad 0 \\le y_r \\le h_r^{max},
+    \\quad \\sum_{u \\in g} x_u \\le 1 \\;(\\text{each group } g),
+    \\quad \\sum_u c_u x_u \\le B, \\quad x_u \\in \\{0, 1\\}.
+
+For a concave, non-decreasing piecewise-linear h the hypograph rows are exact: at an
+optimum ``y_r = min_k(alpha_k + beta_k z_r) = h_r(z_r)``. ``cap1`` is the single piece
+``y <= z`` with ``y <= 1``; ``linear`` the single piece with no cap (bounded here by the
+largest reachable coverage). ``log1p`` is not piecewise linear: :func:`build_milp` then
+builds an *inner* model (chords between breakpoints, below h: its optimum bounds OPT from
+below) or an *outer* one (tangents at the breakpoints, above h: its bound is an upper bound
+on OPT). Breakpoints are spaced geometrically in ``1 + z`` on ``[0, Z_r]`` (``Z_r`` the
+largest coverage unit r can reach with one candidate per group), which equalises the
+chord error of log1p, whose curvature is ``1/(1+z)^2``.
+
+Left out of the model because they cannot change its value: units of weight 0 or that no
+affordable candidate covers, candidates costing more than B or covering no kept unit,
+pieces that start beyond ``Z_r``, group rows of single-candidate groups and a budget row
+that every store satisfies.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import CertificationError
+from ..model.compiled import CompiledPackage, budget_limit
+
+LOG1P_MODES = ("inner", "outer")
+
+
+@dataclass(frozen=True)
+class MilpModel:
+    """Columns ``[x_0..x_{n-1}, y_0..y_{m-1}]``; rows in CSR with ``row_lower <= A v <= row_upper``.
+
+    ``candidates[j]`` is the package candidate of column ``x_j``; ``units[k]`` the unit of
+    ``y_k``. The objective is maximised.
+    """
+
+    candidates: np.ndarray  # int32
+    units: np.ndarray  # int32
+    objective: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    row_starts: np.ndarray  # int32, num_rows + 1
+    row_index: np.ndarray  # int32
+    row_value: np.ndarray
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    approximation: str  # "exact", "inner" or "outer"
+
+    @property
+    def num_x(self) -> int:
+        return int(self.candidates.size)
+
+    @property
+    def num_cols(self) -> int:
+        return int(self.objective.size)
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.row_lower.size)
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """Linear pieces ``alpha_k + beta_k z`` whose minimum, capped at ``cap``, models h."""
+
+    alpha: tuple[float, ...]
+    beta: tuple[float, ...]
+    cap: float
+
+
+def saturation_pieces(spec, reach: float, *, log1p_mode: str = "inner", breakpoints: int = 32) -> Pieces:
+    """The pieces of one saturation h over coverage ``[0, reach]``."""
+    name = spec.name
+    if name == "cap1":
+        return Pieces((0.0,), (1.0,), min(1.0, reach))
+    if name == "linear":
+        return Pieces((0.0,), (1.0,), reach)
+    if name == "pwl":
+        alpha: list[float] = []
+        beta: list[float] = []
+        cap = 0.0
+        for (z0, h0), (z1, h1) in zip(spec.points, spec.points[1:]):
+            if z0 >= reach:
+                break
+            slope = (h1 - h0) / (z1 - z0)
+            cap = h0 + slope * (min(z1, reach) - z0)
+            if slope > 0:
+                alpha.append(h0 - slope * z0)
+                beta.append(slope)
+        return Pieces(tuple(alpha), tuple(beta), cap)
+    if name == "log1p":
+        if log1p_mode not in LOG1P_MODES:
+            raise CertificationError(f"log1p_mode must be one of {LOG1P_MODES}, got {log1p_mode!r}")
+        k = max(1, int(breakpoints))
+        grid = [math.expm1(math.log1p(reach) * j / k) for j in range(k + 1)]
+        grid[-1] = reach
+        if log1p_mode == "outer":
+            # Tangent at t: log1p(t) + (z - t) / (1 + t) >= log1p(z) by concavity.
+            alpha = [math.log1p(t) - t / (1.0 + t) for t in grid]
+            beta = [1.0 / (1.0 + t) for t in grid]
+        else:
+            # Chord between consecutive grid points: below log1p on [0, reach].
+            alpha, beta = [], []
+            for t0, t1 in itertools.pairwise(grid):
+                if t1 <= t0:
+                    continue
+                slope = (math.log1p(t1) - math.log1p(t0)) / (t1 - t0)
+                alpha.append(math.log1p(t0) - slope * t0)
+                beta.append(slope)
+        return Pieces(tuple(alpha), tuple(beta), math.log1p(reach))
+    raise CertificationError(f"no MILP model for saturation {name!r}")
+
+
+def build_milp(
+    compiled: CompiledPackage, budget: float, *, log1p_mode: str = "inner", breakpoints: int = 32
+) -> MilpModel:
+    """The MILP of ``compiled`` at ``budget`` (see the module docstring)."""
+    c = compiled
+    weight = c.weight
+    limit = budget_limit(budget)
+    affordable = c.cost <= limit
+    covered_by: dict[int, list[tuple[int, float]]] = {}
+    for u in map(int, np.flatnonzero(affordable)):
+        for e in range(int(c.indptr[u]), int(c.indptr[u + 1])):
+            r = int(c.indices[e])
+            if weight[r] > 0:
+                covered_by.setdefault(r, []).append((u, float(c.values[e])))
+    units = sorted(covered_by)
+    x_of: dict[int, int] = {}
+    for r in units:
+        for u, _ in covered_by[r]:
+            x_of.setdefault(u, 0)
+    candidates = sorted(x_of)
+    for j, u in enumerate(candidates):
+        x_of[u] = j
+    n_x, n_y = len(candidates), len(units)
+
+    objective = np.concatenate([np.zeros(n_x), weight[units] if units else np.zeros(0)])
+    col_lower = np.zeros(n_x + n_y)
+    col_upper = np.ones(n_x + n_y)
+
+    starts = [0]
+    index: list[int] = []
+    value: list[float] = []
+    lower: list[float] = []
+    upper: list[float] = []
+
+    def add_row(cols: list[int], coefs: list[float], lo: float, hi: float) -> None:
+        index.extend(cols)
+        value.extend(coefs)
+        starts.append(len(index))
+        lower.append(lo)
+        upper.append(hi)
+
+    for k, r in enumerate(units):
+        # Largest coverage of r with one candidate per group: the model's reach of z_r.
+        best_in_group: dict[int, float] = {}
+        for u, a in covered_by[r]:
+            g = int(c.group_of[u])
+            best_in_group[g] = max(best_in_group.get(g, 0.0), a)
+        reach = math.fsum(best_in_group.values())
+        pieces = saturation_pieces(
+            c.saturations[int(c.saturation_of[r])], reach, log1p_mode=log1p_mode, breakpoints=breakpoints
+        )
+        col_upper[n_x + k] = pieces.cap
+        x_cols = [x_of[u] for u, _ in covered_by[r]]
+        coverage = [a for _, a in covered_by[r]]
+        for alpha, beta in zip(pieces.alpha, pieces.beta):
+            # y_r - beta * sum_u a_ur x_u <= alpha
+            add_row([n_x + k, *x_cols], [1.0, *(-beta * a for a in coverage)], -math.inf, alpha)
+
+    members: dict[int, list[int]] = {}
+    for j, u in enumerate(candidates):
+        members.setdefault(int(c.group_of[u]), []).append(j)
+    for cols in members.values():
+        if len(cols) > 1:
+            add_row(cols, [1.0] * len(cols), -math.inf, 1.0)
+
+    costs = [float(c.cost[u]) for u in candidates]
+    if math.fsum(costs) > limit:
+        add_row(list(range(n_x)), costs, -math.inf, limit)
+
+    approximation = "exact"
+    if any(c.saturations[int(c.saturation_of[r])].name == "log1p" for r in units):
+        approximation = log1p_mode
+    return MilpModel(
+        candidates=np.array(candidates, dtype=np.int32),
+        units=np.array(units, dtype=np.int32),
+        objective=objective.astype(np.float64),
+        col_lower=col_lower,
+        col_upper=col_upper,
+        row_starts=np.array(starts, dtype=np.int32),
+        row_index=np.array(index, dtype=np.int32),
+        row_value=np.array(value, dtype=np.float64),
+        row_lower=np.array(lower, dtype=np.float64),
+        row_upper=np.array(upper, dtype=np.float64),
+        approximation=approximation,
+    )
+
+
+# --- Backends ------------------------------------------------------------------------------
