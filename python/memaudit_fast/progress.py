@@ -1,0 +1,106 @@
+"""Progress of long work on stderr: a tqdm bar on a terminal, plain periodic lines otherwise.
+
+Every long command reports through :class:`Progress`, so that all of them look alike: count,
+rate, ETA when the total is known, and failures so far. ``quiet=True`` silences it. When stderr
+is not a terminal (CI logs, ``2> file``) a plain line is written at most every ``interval``
+seconds and once at the end, so that logs stay short and readable.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from types import TracebackType
+from typing import Any, TextIO
+
+
+class Progress:
+    """Count units of work (packages, questions, conversations) and show how it goes."""
+
+    def __init__(
+        self,
+        label: str,
+        total: int | None = None,
+        *,
+        unit: str = "item",
+        quiet: bool = False,
+        stream: TextIO | None = None,
+        interval: float = 5.0,
+    ) -> None:
+        self.label = label
+        self.total = total
+        self.unit = unit
+        self.count = 0
+        self.failed = 0
+        self._stream = stream if stream is not None else sys.stderr
+        self._quiet = quiet
+        self._interval = interval
+        self._start = time.perf_counter()
+        self._last_line = self._start
+        self._bar: Any = None
+        if not quiet and _is_terminal(self._stream):
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, desc=label, unit=f" {unit}", file=self._stream,
+                             dynamic_ncols=True, leave=True, mininterval=0.25)
+
+    def update(self, n: int = 1, *, failed: int = 0) -> None:
+        """``n`` more units done, ``failed`` of them failed."""
+        self.count += n
+        self.failed += failed
+        if self._quiet:
+            return
+        if self._bar is not None:
+            if failed:
+                self._bar.set_postfix_str(f"{self.failed} failed", refresh=False)
+            self._bar.update(n)
+            return
+        now = time.perf_counter()
+        if now - self._last_line >= self._interval:
+            self._last_line = now
+            self._line(now)
+
+    def note(self, message: str) -> None:
+        """A message that does not break the bar."""
+        if self._quiet:
+            return
+        if self._bar is not None:
+            self._bar.write(message, file=self._stream)
+        else:
+            print(message, file=self._stream, flush=True)
+
+    def close(self) -> None:
+        if self._quiet:
+            return
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        else:
+            self._line(time.perf_counter(), final=True)
+
+    def _line(self, now: float, final: bool = False) -> None:
+        elapsed = now - self._start
+        rate = self.count / elapsed if elapsed > 0 else 0.0
+        done = f"{self.count}/{self.total}" if self.total is not None else f"{self.count}"
+        parts = [f"{self.label}: {done} {self.unit}s", f"{rate:.1f}/s", f"{elapsed:.1f} s"]
+        if not final and self.total and rate > 0:
+            parts.append(f"ETA {max(0.0, (self.total - self.count) / rate):.0f} s")
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        if final:
+            parts.append("done")
+        print(", ".join(parts), file=self._stream, flush=True)
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
