@@ -11,7 +11,10 @@ from __future__ import annotations
 import sys
 import time
 from types import TracebackType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 class Progress:
@@ -91,7 +94,7 @@ class Progress:
             parts.append("done")
         print(", ".join(parts), file=self._stream, flush=True)
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
