@@ -1,6 +1,8 @@
 """The error hierarchy. Every error a user can cause is a ``MemauditError``.
 
-The CLI maps ``exit_code`` to the process exit status: 2 for bad input, 1 for internal errors.
+The CLI maps ``exit_code`` to the process exit status (see :mod:`memaudit_fast.cli.common`):
+2 for bad input or usage, 1 for internal errors, 3 for a run that finished with failures,
+130 for an interrupted run.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ class PackageError(MemauditError):
         if field:
             where.append(f"field {field!r}")
         self.detail = message
+        #: Every defect found in the same input (this one first); ``validate`` prints them all.
+        self.errors: list[PackageError] = [self]
+        #: True when more defects may exist than ``errors`` holds (the cap was reached).
+        self.truncated = False
         super().__init__(f"{': '.join(where)}: {message}" if where else message)
 
 

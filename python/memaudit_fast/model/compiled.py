@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _core
 from .io import load_package
-from .package import Package, SaturationSpec
+from .package import OWN_GROUP, Package, SaturationSpec
 
 _KIND = {"cap1": 0, "linear": 1, "log1p": 2, "pwl": 3}
 
@@ -75,37 +75,38 @@ def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | 
     pkg = as_package(package)
     units = pkg.units
     candidates = pkg.candidates
-    unit_index = {u["unit_id"]: r for r, u in enumerate(units)}
+    unit_index = {u["unit_id"]: r for r, u in enumerate(units)} if pkg.arrays is None else {}
 
-    group_index: dict[str, int] = {}
-    group_ids: list[str] = []
-    group_of = np.empty(len(candidates), dtype=np.int32)
-    for i, key in enumerate(pkg.candidate_groups):
-        if key not in group_index:
-            group_index[key] = len(group_ids)
-            group_ids.append(key.removeprefix("\x00own:"))
-        group_of[i] = group_index[key]
+    # Groups numbered in order of first appearance (dict keeps insertion order).
+    group_index = {key: g for g, key in enumerate(dict.fromkeys(pkg.candidate_groups))}
+    group_ids = [key.removeprefix(OWN_GROUP) if key.startswith(OWN_GROUP) else key for key in group_index]
+    group_of = np.array([group_index[key] for key in pkg.candidate_groups], dtype=np.int32)
 
-    indptr = np.zeros(len(candidates) + 1, dtype=np.int64)
-    idx: list[int] = []
-    vals: list[float] = []
-    for i, cand in enumerate(candidates):
-        for unit_id, value in cand["coverage"].items():
-            if value > 0:
-                idx.append(unit_index[unit_id])
-                vals.append(float(value))
-        indptr[i + 1] = len(idx)
+    if pkg.arrays is not None:  # built by the fast validator in the same pass
+        cost_list, indptr_list, idx, vals = pkg.arrays
+        indptr = np.array(indptr_list, dtype=np.int64)
+    else:
+        cost_list = [float(c["cost"]) for c in candidates]
+        indptr = np.zeros(len(candidates) + 1, dtype=np.int64)
+        idx = []
+        vals = []
+        for i, cand in enumerate(candidates):
+            for unit_id, value in cand["coverage"].items():
+                if value > 0:
+                    idx.append(unit_index[unit_id])
+                    vals.append(float(value))
+            indptr[i + 1] = len(idx)
 
-    sats: list[SaturationSpec] = []
-    sat_index: dict[SaturationSpec, int] = {}
-    saturation_of = np.empty(len(units), dtype=np.int32)
-    for r, spec in enumerate(pkg.unit_saturations):
-        if spec not in sat_index:
-            sat_index[spec] = len(sats)
-            sats.append(spec)
-        saturation_of[r] = sat_index[spec]
+    unit_sats = pkg.unit_saturations
+    if unit_sats and all(spec is unit_sats[0] for spec in unit_sats):  # the common case: one h
+        sats = [unit_sats[0]]
+        saturation_of = np.zeros(len(units), dtype=np.int32)
+    else:
+        sats = list(dict.fromkeys(unit_sats))
+        sat_index = {spec: k for k, spec in enumerate(sats)}
+        saturation_of = np.array([sat_index[spec] for spec in unit_sats], dtype=np.int32)
 
-    cost = np.array([float(c["cost"]) for c in candidates], dtype=np.float64)
+    cost = np.array(cost_list, dtype=np.float64)
     weight = np.array(pkg.unit_weights, dtype=np.float64)
     indices = np.array(idx, dtype=np.int32)
     values = np.array(vals, dtype=np.float64)

@@ -6,24 +6,33 @@ artifact directory layout), so that neither of them needs the other's reader.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..errors import PackageError, UsageError
-from .artifact import read_artifact_dir, write_artifact_dir
-from .jsonio import check_output_path, dumps, loads_strict, read_text, write_atomic
-from .package import Package
+from .artifact import artifact_records, is_artifact_dir, read_artifact_dir, write_artifact_files
+from .jsonio import OutputPath, dumps, read_bytes
+from .package import Package, package_from_json
+
+
+def printable(path: str | Path) -> str:
+    """A path as text that can always be printed (undecodable bytes of a name as ``\\xNN``)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def load_package(path: str | Path) -> Package:
     """Read one package: a single-file ``.json`` (or ``.json.gz``) or an artifact directory."""
     p = Path(path)
+    label = printable(p)
     if p.is_dir():
         return read_artifact_dir(p)
     if not p.exists():
-        raise PackageError("file not found; expected a package .json file or an artifact directory", source=str(p))
-    text = read_text(p)
-    data = loads_strict(text, source=str(p))
-    return Package.from_dict(data, source=str(p))
+        raise PackageError("file not found; expected a package .json file or an artifact directory", source=label)
+    try:
+        raw = read_bytes(p)
+    except PackageError as exc:
+        raise PackageError(exc.detail, source=label, record=exc.record) from None
+    return package_from_json(raw, source=label)
 
 
 def save_package(
@@ -32,20 +41,26 @@ def save_package(
     """Write a package as single-file JSON (``layout='json'``) or an artifact directory.
 
     The layout defaults to ``json`` for paths ending in ``.json`` and ``artifact`` otherwise.
-    An existing file is never replaced unless ``overwrite``; the package's own source never.
+    The output rules are :class:`~memaudit_fast.model.jsonio.OutputPath`'s: nothing existing is
+    replaced unless ``overwrite``, the package's own source never, links are never followed,
+    and the output appears complete or not at all. An existing directory is replaced (with
+    ``overwrite``) only when it is an artifact package directory or empty.
     """
     dst = Path(path)
     layout = layout or ("json" if dst.name.endswith(".json") else "artifact")
     inputs = (Path(package.source),) if package.source else ()
     if layout == "json":
-        check_output_path(dst, inputs=inputs, overwrite=overwrite)
+        out = OutputPath(dst, inputs=inputs, force=overwrite).check()
         text = dumps(package.data)
-        write_atomic(dst, lambda handle: handle.write(text + "\n"))
+        out.write_text(text + "\n")
         return dst
     if layout == "artifact":
-        check_output_path(dst, inputs=inputs, overwrite=False)
-        if dst.exists():
-            raise UsageError(f"{dst} already exists; an artifact package is written to a new directory")
-        write_artifact_dir(package, dst)
+        out = OutputPath(dst, inputs=inputs, force=overwrite, kind="dir").check()
+        if dst.is_dir() and not dst.is_symlink() and not is_artifact_dir(dst) and any(dst.iterdir()):
+            raise UsageError(f"{dst} is a directory that is not an artifact package; it is never replaced, "
+                             "even with --force; choose a new directory")
+        records = artifact_records(package)  # checks meta.artifact before anything is written
+        with out.directory() as tmp:
+            write_artifact_files(records, tmp)
         return dst
     raise UsageError(f"unknown layout {layout!r}; expected 'json' or 'artifact'")

@@ -1,124 +1,56 @@
 """Strict JSON reading and safe writing shared by every reader and writer.
 
-Strict means: NaN and infinities are not numbers, and an object with a repeated key is an
-error (Python's ``json`` would silently keep the last value, which would change what a
-user gave without saying so).
+Strict means: NaN and infinities are not numbers, a number beyond the range of a double is
+an error (not infinity), an object with a repeated key is an error (Python's ``json`` would
+silently keep the last value), strings must be valid Unicode text (a lone surrogate such as
+``"\\ud800"`` cannot be written as UTF-8), and nesting is capped (``MEMAUDIT_MAX_DEPTH``), so
+no input reaches a recursion limit. Every defect becomes a :class:`PackageError` naming the
+file, the record or line, the field (as a JSON path) and, for syntax errors, line and column.
+
+Two decoders give the same answers:
+
+* :func:`loads_fast` decodes with msgspec (C speed) and returns ``None`` whenever anything
+  might be wrong, so that
+* :func:`loads_strict` (the careful decoder, Python's ``json`` with hooks) can explain it.
+
+Reading files goes through :func:`read_bytes` / :func:`read_text`: regular files only (a FIFO
+or ``/dev/zero`` is refused before anything is read), within ``MEMAUDIT_MAX_FILE_BYTES``,
+counted after decompression for ``.gz``.
+
+Writing goes through :class:`OutputPath` (see there): outputs are checked before any work,
+symbolic links at an output path are refused, nothing is replaced without ``--force``, and
+every file is written atomically, so a full disk or a permission error leaves nothing partial.
 """
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import os
+import re
+import shutil
+import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import msgspec
+
 from ..errors import PackageError, UsageError
 
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number (write a finite number)")
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):  # rare: find the repeated key for the message
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise ValueError(f"key {key!r} appears twice in one object")
-            seen.add(key)
-    return out
+#: The largest integer magnitude every double holds exactly (the spec's limit for numbers).
+MAX_EXACT_INT = 2**53
+# Python refuses to convert integers longer than this to or from text.
+_MAX_INT_DIGITS = 4000
 
 
-def loads_strict(text: str, *, source: str, record: str | None = None) -> Any:
-    """Parse JSON text, turning every defect into a PackageError naming where it is."""
-    try:
-        return json.loads(
-            text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys
-        )
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno} column {exc.colno}" if record is None else record
-        raise PackageError(
-            f"not valid JSON ({exc.msg}); the file may be truncated or hand-edited",
-            source=source,
-            record=where,
-        ) from None
-    except ValueError as exc:
-        raise PackageError(str(exc), source=source, record=record) from None
-
-
-def read_text(path: Path) -> str:
-    """Read a UTF-8 text file (gzip when the name ends in .gz), within the file-size limit."""
-    from .limits import current_limits
-
-    cap = current_limits().max_file_bytes
-    too_large = PackageError(
-        f"larger than the limit of {cap} bytes; raise it with MEMAUDIT_MAX_FILE_BYTES if genuine",
-        source=str(path),
-    )
-    try:
-        if path.name.endswith(".gz"):
-            # Read at most cap + 1 bytes of the decompressed stream: a gzip bomb stops here.
-            with gzip.open(path, "rb") as handle:
-                raw = handle.read(cap + 1)
-        else:
-            if path.stat().st_size > cap:
-                raise too_large
-            raw = path.read_bytes()
-        if len(raw) > cap:
-            raise too_large
-        return raw.decode("utf-8")
-    except FileNotFoundError:
-        raise PackageError("file not found", source=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise PackageError(
-            f"not UTF-8 text (byte {exc.start}); expected a JSON file", source=str(path)
-        ) from None
-    except (OSError, EOFError) as exc:
-        raise PackageError(f"cannot read: {exc}", source=str(path)) from None
-
-
-def dumps(data: Any, *, indent: int | None = 1) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False)
-
-
-def check_output_path(dst: Path, *, inputs: tuple[Path, ...] = (), overwrite: bool = False) -> None:
-    """Refuse to write over an input, and over any existing file unless asked to."""
-    resolved = dst.resolve()
-    for src in inputs:
-        if src.resolve() == resolved:
-            raise UsageError(f"{dst}: refusing to write over the input; choose another output path")
-    if dst.exists() and not overwrite:
-        raise UsageError(f"{dst} already exists; choose another path or pass --force")
-
-
-def write_atomic(dst: Path, writer: Callable[[Any], None], *, binary: bool = False) -> None:
-    """Write through a temporary file in the same directory, then rename into place.
-
-    A crash leaves either the old file or the complete new one, never half of it.
-    """
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
-    try:
-        handle: IO[Any] = (
-            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")
-        )
-        with handle:
-            writer(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp makes the file private (0600); give it the mode a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, dst)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def cut(text: str, limit: int = 40) -> str:
+    """``text`` shortened for a message (long numbers and strings are never echoed in full)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 13]}...({len(text)} chars)"
 
 
 def describe(value: Any) -> str:
@@ -129,15 +61,650 @@ def describe(value: Any) -> str:
         return "null"
     if isinstance(value, str):
         shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"the string {shown!r}"
-    if isinstance(value, (int, float)):
+        return f"the string {ascii(shown) if _has_surrogate(shown) else repr(shown)}"
+    if isinstance(value, int):
+        text = str(value) if abs(value) < 10**60 else f"an integer of {len(str(abs(value)))} digits"
+        return cut(text)
+    if isinstance(value, float):
         return repr(value)
     if isinstance(value, list):
         return f"a list of {len(value)}"
     if isinstance(value, dict):
         return "an object"
+    if isinstance(value, _BadValue):
+        return value.found
     return type(value).__name__
 
 
 def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# The careful decoder
+
+
+class _BadValue:
+    """What the careful decoder puts where a value cannot be kept (reported with its path)."""
+
+    __slots__ = ("found", "problem")
+
+    def __init__(self, found: str, problem: str) -> None:
+        self.found = found
+        self.problem = problem
+
+
+class _Duplicates:
+    """Dict key under which the careful decoder records the keys an object repeats."""
+
+
+_DUPLICATES = _Duplicates()
+
+
+def _parse_constant(name: str) -> _BadValue:
+    return _BadValue(name, f"{name} is not a JSON number (write a finite number)")
+
+
+def _parse_float(text: str) -> Any:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        return _BadValue(cut(text), f"the number {cut(text)} is beyond the range of a double "
+                                    "(about 1.8e308); write a smaller number")
+    return value
+
+
+def _parse_int(text: str) -> Any:
+    if len(text) > _MAX_INT_DIGITS:
+        return _BadValue(f"an integer of {len(text)} digits",
+                         f"an integer of {len(text)} digits is far beyond what a double holds")
+    return int(text)
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
+    out: dict[Any, Any] = dict(pairs)
+    if len(out) != len(pairs):  # rare: remember the repeated keys for the message
+        seen: set[str] = set()
+        repeated = []
+        for key, _ in pairs:
+            if key in seen and key not in repeated:
+                repeated.append(key)
+            seen.add(key)
+        out[_DUPLICATES] = repeated
+    return out
+
+
+_DECODER = json.JSONDecoder(
+    parse_constant=_parse_constant, parse_float=_parse_float, parse_int=_parse_int,
+    object_pairs_hook=_pairs,
+)
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
+
+
+def _line_column(text: str, pos: int) -> str:
+    line = text.count("\n", 0, pos) + 1
+    return f"line {line} column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+
+
+def _too_deep(text: str, limit: int) -> int | None:
+    """The offset of the first array or object nested deeper than ``limit`` (None: none is)."""
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    depth = 0
+    for match in _TOKEN.finditer(text):
+        char = text[match.start()]
+        if char in "[{":
+            depth += 1
+            if depth > limit:
+                return match.start()
+        elif char in "]}":
+            depth -= 1
+    return None
+
+
+def parse_careful(text: str, *, source: str, record: str | None = None) -> Any:
+    """Parse JSON text; syntax and depth errors raise, bad values stay as markers.
+
+    The markers (and duplicate keys) are found by :func:`find_defects`. Most callers want
+    :func:`loads_strict`, which does both.
+    """
+    from .limits import current_limits
+
+    limit = current_limits().max_depth
+    where = record
+
+    def at(pos: int) -> str:
+        return _line_column(text, pos) if record is None else f"{record} column {pos + 1}".strip()
+
+    deep = _too_deep(text, limit)
+    if deep is not None:
+        raise PackageError(
+            f"arrays and objects nest more than {limit} levels deep; a package needs a few "
+            "(raise MEMAUDIT_MAX_DEPTH if genuine)",
+            source=source, record=at(deep),
+        )
+    try:
+        return _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        where = at(exc.pos)
+        hint = "; the file may be truncated or hand-edited" if record is None else ""
+        raise PackageError(f"not valid JSON ({exc.msg}){hint}", source=source, record=where) from None
+    except RecursionError:
+        raise PackageError(
+            "arrays and objects nest too deeply to read", source=source, record=where
+        ) from None
+
+
+def _path_text(path: list[Any]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out
+
+
+def find_defects(data: Any, *, limit: int = 50) -> list[tuple[list[Any], str]]:
+    """(JSON path, problem) for every value the careful decoder could not keep.
+
+    Lone surrogates in strings and keys, NaN / infinities / out-of-range numbers, repeated
+    keys. The duplicate markers are removed from ``data`` on the way. Iterative, so depth
+    costs nothing.
+    """
+    found: list[tuple[list[Any], str]] = []
+    stack: list[tuple[Any, list[Any]]] = [(data, [])]
+    while stack and len(found) < limit:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            if _DUPLICATES in value:
+                for key in value.pop(_DUPLICATES):
+                    found.append((path + [key], f"key {key!r} appears twice in one object"))
+            items = list(value.items())
+            for key, child in reversed(items):
+                if _has_surrogate(key):
+                    found.append((path + [key], _surrogate_problem(key, "key")))
+                stack.append((child, path + [key]))
+        elif isinstance(value, list):
+            for index in range(len(value) - 1, -1, -1):
+                stack.append((value[index], path + [index]))
+        elif isinstance(value, str):
+            if _has_surrogate(value):
+                found.append((path, _surrogate_problem(value, "string")))
+        elif isinstance(value, _BadValue):
+            found.append((path, value.problem))
+    return found
+
+
+def _surrogate_problem(text: str, what: str) -> str:
+    k = next(i for i, ch in enumerate(text) if 0xD800 <= ord(ch) <= 0xDFFF)
+    return (f"the {what} holds a lone surrogate ({ascii(text[k])[1:-1]}) at character {k}, which "
+            "is not Unicode text; fix or remove that escape")
+
+
+def loads_strict(text: str | bytes, *, source: str, record: str | None = None) -> Any:
+    """Parse JSON text, turning every defect into a PackageError naming where it is."""
+    if isinstance(text, bytes):
+        text = decode_utf8(text, source=source, record=record)
+    data = parse_careful(text, source=source, record=record)
+    defects = find_defects(data, limit=1)
+    if defects:
+        path, problem = defects[0]
+        raise PackageError(problem, source=source, record=record, field=_path_text(path) or None)
+    return data
+
+
+def decode_utf8(raw: bytes, *, source: str, record: str | None = None) -> str:
+    """UTF-8 bytes as text; a bad byte is reported with its line and column."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        where = f"line {line} column {col}" if record is None else f"{record} column {col}".strip()
+        raise PackageError(
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save the file as UTF-8",
+            source=source, record=where,
+        ) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# The fast decoder
+
+_fast_decode = msgspec.json.Decoder().decode
+_fast_encode = msgspec.json.Encoder().encode
+
+
+def loads_fast(raw: bytes, max_depth: int) -> Any | None:
+    """Decode JSON with msgspec; ``None`` whenever the careful decoder must look.
+
+    msgspec rejects NaN, infinities, numbers beyond a double, bad UTF-8 and lone surrogates
+    by itself, but keeps the last of repeated keys. Repeated keys are caught by counting
+    colons: re-encoding the decoded value writes one colon per key it kept plus the colons
+    inside its strings; the input holds one per key it had, plus the colons in its strings
+    (an escaped colon ``\\u003a`` is counted through its text). The two counts are equal
+    exactly when no key was dropped (an escape spelt oddly only costs a careful decode).
+    """
+    try:
+        data = _fast_decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    if raw.count(b"[") + raw.count(b"{") > max_depth and _depth_of(raw) > max_depth:
+        return None
+    colons = raw.count(b":")
+    if b"\\u003" in raw:  # JSON writes escapes with a lower-case u
+        colons += raw.count(b"\\u003a") + raw.count(b"\\u003A")
+    try:
+        if _fast_encode(data).count(b":") != colons:
+            return None
+    except (msgspec.EncodeError, RecursionError, OverflowError):
+        return None
+    return data
+
+
+_NOT_BRACKET = bytes(range(256)).translate(None, b'[]{}"')
+_STRING = re.compile(rb'"[^"]*"')
+
+
+def _depth_of(raw: bytes) -> int:
+    """How deeply arrays and objects nest in valid JSON ``raw`` (C-speed steps only)."""
+    import numpy as np
+
+    # Drop escaped backslashes and quotes, keep quotes and brackets, drop strings: brackets remain.
+    skeleton = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_BRACKET)
+    brackets = np.frombuffer(_STRING.sub(b"", skeleton), dtype=np.uint8)
+    if brackets.size == 0:
+        return 0
+    steps = np.where((brackets == 91) | (brackets == 123), 1, -1)
+    return int(np.cumsum(steps).max())
+
+
+def dumps(data: Any, *, indent: int | None = 1) -> str:
+    """JSON text of ``data`` (UTF-8 kept as is; never NaN)."""
+    try:
+        raw = _fast_encode(data)
+    except (msgspec.EncodeError, TypeError, RecursionError, OverflowError):
+        return json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False)
+    if indent:
+        raw = msgspec.json.format(raw, indent=indent)
+    return raw.decode("utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading files
+
+
+def _open_regular(path: Path) -> int:
+    """A descriptor of ``path`` opened for reading, refused unless it is a regular file.
+
+    ``O_NONBLOCK`` keeps a FIFO from blocking the open; the check is on the opened file
+    itself, so nothing can swap it in between.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise PackageError("file not found", source=str(path)) from None
+    except IsADirectoryError:
+        raise PackageError("is a directory; expected a file", source=str(path)) from None
+    except OSError as exc:
+        raise PackageError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode)
+                else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+                else "a socket" if stat.S_ISSOCK(info.st_mode) else "not a regular file")
+        raise PackageError(f"is {kind}; only regular files are read", source=str(path))
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return fd
+
+
+class _OwningGzip(gzip.GzipFile):
+    """A GzipFile that closes the file it reads from (GzipFile leaves a given fileobj open)."""
+
+    def close(self) -> None:
+        raw = self.fileobj
+        try:
+            super().close()
+        finally:
+            if raw is not None:
+                raw.close()  # type: ignore[union-attr]
+
+
+def open_regular(path: Path) -> IO[bytes]:
+    """A binary handle on a regular file (decompressed when the name ends in .gz)."""
+    return open_fd(_open_regular(path), path)
+
+
+def read_bytes(path: Path, *, cap: int | None = None) -> bytes:
+    """The whole content of a regular file within the file-size limit (decompressed for .gz)."""
+    from .limits import current_limits
+
+    cap = current_limits().max_file_bytes if cap is None else cap
+    too_large = PackageError(
+        f"larger than the limit of {cap} bytes; raise it with MEMAUDIT_MAX_FILE_BYTES if genuine",
+        source=str(path),
+    )
+    fd = _open_regular(path)
+    try:
+        if not path.name.endswith(".gz") and os.fstat(fd).st_size > cap:
+            raise too_large
+        with open_fd(fd, path) as handle:
+            fd = -1
+            raw = handle.read(cap + 1)  # a gzip bomb or a growing file stops here
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise PackageError(f"cannot read: {exc}", source=str(path)) from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(raw) > cap:
+        raise too_large
+    return raw
+
+
+def open_fd(fd: int, path: Path) -> IO[bytes]:
+    handle = os.fdopen(fd, "rb")
+    if path.name.endswith(".gz"):
+        return _OwningGzip(fileobj=handle, mode="rb")  # type: ignore[return-value]
+    return handle
+
+
+def read_text(path: Path) -> str:
+    """Read a UTF-8 text file (gzip when the name ends in .gz), within the file-size limit."""
+    return decode_utf8(read_bytes(path), source=str(path))
+
+
+def iter_lines(path: Path, *, line_cap: int, stream_cap: int) -> Iterator[tuple[int, bytes | PackageError]]:
+    """(line number, bytes) per line of a regular file, or a PackageError for a line that is
+    too long (it is skipped without being held in memory) and, last, for a stream that is too
+    long or unreadable. Memory stays within ``line_cap``.
+    """
+    handle = open_regular(path)
+    total = 0
+    number = 0
+    with handle:
+        while True:
+            try:
+                line = handle.readline(line_cap + 1)
+            except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                yield number + 1, PackageError(f"cannot read further: {exc}", source=str(path),
+                                               record=f"line {number + 1}")
+                return
+            if not line:
+                return
+            number += 1
+            total += len(line)
+            if len(line) > line_cap and not line.endswith(b"\n"):
+                try:
+                    while True:  # skip the rest of the line in bounded pieces
+                        piece = handle.readline(1 << 20)
+                        total += len(piece)
+                        if not piece or piece.endswith(b"\n") or total > stream_cap:
+                            break
+                except (OSError, EOFError, gzip.BadGzipFile):
+                    pass
+                yield number, PackageError(
+                    f"longer than the limit of {line_cap} bytes for one line; raise it with "
+                    "MEMAUDIT_MAX_FILE_BYTES if genuine", source=str(path), record=f"line {number}")
+            else:
+                yield number, line
+            if total > stream_cap:
+                yield number + 1, PackageError(
+                    f"holds more than the limit of {stream_cap} bytes (after decompression); the "
+                    "lines after this were not read; raise MEMAUDIT_MAX_SET_BYTES if genuine",
+                    source=str(path), record=f"line {number + 1}")
+                return
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing files
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it (``os.umask`` would race other threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    # No /proc: create a file with mode 0o666 and see what the umask left.
+    fd, probe = tempfile.mkstemp(prefix=".umask.")
+    try:
+        os.close(fd)
+        os.unlink(probe)
+        fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+        os.close(fd)
+        return 0o666 & ~os.stat(probe).st_mode & 0o777
+    finally:
+        if os.path.exists(probe):
+            os.unlink(probe)
+
+
+def _output_error(dst: Path, exc: OSError) -> UsageError:
+    reason = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
+              errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+              errno.EPERM: "permission denied"}.get(exc.errno or 0, exc.strerror or str(exc))
+    return UsageError(f"{dst}: cannot write ({reason}); nothing was written there")
+
+
+def write_atomic(dst: Path, writer: Callable[[Any], None], *, binary: bool = False) -> None:
+    """Write through a temporary file in the same directory, then rename into place.
+
+    A crash, a full disk or a permission error leaves either the old file or the complete new
+    one, never half of it, and no temporary file. A symbolic link at ``dst`` is replaced by the
+    new file, never followed. OS errors become a :class:`UsageError` saying what happened.
+    """
+    dst = Path(dst)
+    tmp: str | None = None
+    try:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
+        handle: IO[Any] = (
+            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        )
+        with handle:
+            writer(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # mkstemp makes the file private (0600); give it the mode a plain open() would.
+        os.chmod(tmp, 0o666 & ~current_umask())
+        os.replace(tmp, dst)
+        tmp = None
+    except OSError as exc:
+        raise _output_error(dst, exc) from None
+    finally:
+        if tmp is not None and os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def check_output_path(dst: Path, *, inputs: tuple[Path, ...] = (), overwrite: bool = False) -> None:
+    """Refuse to write over an input, and over any existing file unless asked to.
+
+    Kept for callers of the old API; new code uses :class:`OutputPath`.
+    """
+    OutputPath(dst, inputs=inputs, force=overwrite, kind="file").check()
+
+
+class OutputPath:
+    """One output of a command: checked before any work, written atomically.
+
+    The rules, the same for every command:
+
+    * an output path that is (or resolves to) one of ``inputs`` is refused;
+    * an existing output is refused unless ``force`` (the message says to pass ``--force``;
+      when ``force`` was given it is replaced, and never named as the remedy);
+    * a symbolic link at the output path (dangling or not) is refused unless ``force``, and
+      then replaced by the new file: it is never followed, so nothing is written elsewhere;
+    * files are written through a temporary file and renamed into place (:func:`write_atomic`);
+      a directory (``kind="dir"``) is built under a temporary name beside it and renamed into
+      place when complete, so a full disk or a permission error leaves nothing behind;
+    * the parent directory must be writable, which :meth:`check` tests before any work.
+
+    Usage::
+
+        out = OutputPath(args.out, inputs=(args.src,), force=args.force)
+        out.check()                        # before any work: exit 2 with the reason
+        ...                                # the work
+        out.write_text(text)               # or out.write(writer), or with out.directory() as d:
+    """
+
+    def __init__(self, path: str | Path, *, inputs: tuple[str | Path, ...] = (), force: bool = False,
+                 kind: str = "file") -> None:
+        if kind not in ("file", "dir"):
+            raise ValueError(f"kind must be 'file' or 'dir', not {kind!r}")
+        self.path = Path(path)
+        self.inputs = tuple(Path(p) for p in inputs)
+        self.force = force
+        self.kind = kind
+
+    def check(self) -> OutputPath:
+        """Raise UsageError unless this output may be written; returns self."""
+        dst = self.path
+        resolved = dst.resolve()
+        for src in self.inputs:
+            if src.resolve() == resolved or (src.exists() and dst.exists() and _same_file(src, dst)):
+                raise UsageError(f"{dst}: refusing to write over the input {src}; choose another output path")
+            if self.kind == "dir" and _inside(src.resolve(), resolved) and not dst.is_symlink():
+                raise UsageError(f"{dst}: refusing to replace a directory that holds the input {src}")
+        if dst.is_symlink():
+            if not self.force:
+                raise UsageError(f"{dst} is a symbolic link; outputs are never written through links "
+                                 "(remove it, choose another path, or pass --force to replace the link)")
+        elif dst.exists():
+            if not self.force:
+                raise UsageError(f"{dst} already exists; choose another path or pass --force")
+            if self.kind == "file" and dst.is_dir():
+                raise UsageError(f"{dst} is a directory; expected a file path")
+            if self.kind == "dir" and not dst.is_dir():
+                raise UsageError(f"{dst} is a file; expected a directory path")
+        parent = _existing_parent(dst)
+        if not parent.is_dir():
+            raise UsageError(f"{dst}: {parent} is not a directory")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise UsageError(f"{dst}: cannot write in {parent} (permission denied)")
+        return self
+
+    def write(self, writer: Callable[[Any], None], *, binary: bool = False) -> Path:
+        """Write the file atomically (``writer`` gets the open handle)."""
+        self.check()
+        if self.path.is_symlink():
+            self.path.unlink()
+        write_atomic(self.path, writer, binary=binary)
+        return self.path
+
+    def write_text(self, text: str) -> Path:
+        return self.write(lambda handle: handle.write(text))
+
+    def write_bytes(self, data: bytes) -> Path:
+        return self.write(lambda handle: handle.write(data), binary=True)
+
+    def directory(self) -> _DirectoryBuild:
+        """``with out.directory() as tmp:`` fill ``tmp``; on success it becomes the output."""
+        self.check()
+        return _DirectoryBuild(self)
+
+
+class _DirectoryBuild:
+    def __init__(self, out: OutputPath) -> None:
+        self.out = out
+        self.tmp: Path | None = None
+
+    def __enter__(self) -> Path:
+        dst = self.out.path
+        try:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            self.tmp = Path(tempfile.mkdtemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent))
+            os.chmod(self.tmp, 0o777 & ~current_umask())
+        except OSError as exc:
+            raise _output_error(dst, exc) from None
+        return self.tmp
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        assert self.tmp is not None
+        dst = self.out.path
+        if kind is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            if isinstance(exc, OSError):
+                raise _output_error(dst, exc) from None
+            return
+        try:
+            old: Path | None = None
+            if dst.is_symlink() or dst.is_file():
+                dst.unlink()
+            elif dst.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{dst.name}.old.", dir=dst.parent))
+                os.rmdir(old)
+                os.replace(dst, old)
+            os.replace(self.tmp, dst)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError as error:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise _output_error(dst, error) from None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    try:
+        path.relative_to(directory)
+    except ValueError:
+        return False
+    return True
+
+
+def _existing_parent(path: Path) -> Path:
+    parent = path.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    return parent
+
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._+@=-]+")
+
+
+def safe_name(name: Any, *, fallback: str = "item") -> str:
+    """A file or directory name made from data (an id), that stays one path component.
+
+    Separators, ``..``, control characters, leading dots and anything outside a portable set
+    become ``_``; the result is never empty, never ``.``/``..``, at most 120 characters. Two
+    different names can map to one result: callers that write several use :func:`unique_names`.
+    """
+    text = str(name)
+    text = _UNSAFE_NAME.sub("_", text).strip("_")
+    text = text.lstrip(".") or fallback
+    if len(text) > 120:
+        import hashlib
+
+        text = text[:100] + "-" + hashlib.sha256(str(name).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return text
+
+
+def unique_names(names: list[Any]) -> list[str]:
+    """:func:`safe_name` of each, with ``-2``, ``-3``, ... added where two would collide."""
+    out: list[str] = []
+    used: set[str] = set()
+    for name in names:
+        base = safe_name(name)
+        candidate, k = base, 1
+        while candidate.lower() in used:
+            k += 1
+            candidate = f"{base}-{k}"
+        used.add(candidate.lower())
+        out.append(candidate)
+    return out

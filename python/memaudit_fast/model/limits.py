@@ -3,7 +3,15 @@
 Defaults are far above any real package (MEMAUDIT-Small at 100x holds a few thousand
 candidates) and can be changed per call or, for the CLI and batch workers, through the
 environment: ``MEMAUDIT_MAX_FILE_BYTES``, ``MEMAUDIT_MAX_CANDIDATES``, ``MEMAUDIT_MAX_UNITS``,
-``MEMAUDIT_MAX_NONZEROS``, ``MEMAUDIT_MAX_BUDGETS``, ``MEMAUDIT_MAX_PWL_POINTS``.
+``MEMAUDIT_MAX_NONZEROS``, ``MEMAUDIT_MAX_BUDGETS``, ``MEMAUDIT_MAX_PWL_POINTS``,
+``MEMAUDIT_MAX_DEPTH``, ``MEMAUDIT_MAX_SET_BYTES``.
+
+``max_file_bytes`` caps every single thing read whole: a package file, one line of a JSONL
+set, one file of an artifact directory, one results file (after decompression when the name
+ends in ``.gz``). ``max_set_bytes`` caps the whole (decompressed) stream of one set file,
+which is read line by line. ``max_depth`` caps how deeply arrays and objects nest; it stays
+below what Python's recursion limit lets the decoders and writers handle, so any deeper
+input is refused as bad input instead of crashing.
 """
 
 from __future__ import annotations
@@ -22,6 +30,11 @@ class Limits:
     max_nonzeros: int = 20_000_000
     max_budgets: int = 10_000
     max_pwl_points: int = 10_000
+    max_depth: int = 500
+    max_set_bytes: int = 1 << 36
+
+    #: ``max_depth`` above this would let the standard decoders hit the recursion limit.
+    DEPTH_CEILING = 800
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -37,9 +50,19 @@ class Limits:
                 raise UsageError(f"{name}={raw!r} is not an integer") from None
             if value < 0:
                 raise UsageError(f"{name}={raw!r} must be >= 0")
+            if f.name == "max_depth" and value > cls.DEPTH_CEILING:
+                raise UsageError(f"{name}={raw!r} must be <= {cls.DEPTH_CEILING}")
             values[f.name] = value
         return cls(**values)
 
 
+_cache: tuple[tuple[str | None, ...], Limits] | None = None
+
+
 def current_limits() -> Limits:
-    return Limits.from_env()
+    """The limits in force (read from the environment; cached until it changes)."""
+    global _cache
+    key = tuple(os.environ.get("MEMAUDIT_" + f.name.upper()) for f in fields(Limits))
+    if _cache is None or _cache[0] != key:
+        _cache = (key, Limits.from_env())
+    return _cache[1]

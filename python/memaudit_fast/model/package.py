@@ -3,8 +3,14 @@
 A package freezes one memory-writing decision (see ``package-format.md``). The model keeps
 the user's dict untouched in ``Package.data`` (so unknown keys survive a round trip) and
 adds a validated, typed view of what the solver needs. Validation is complete before any
-solving: the first defect raises a :class:`PackageError` naming the package, the record,
-the field, what was found and what was expected. Nothing is repaired silently.
+solving: every defect (up to ``MAX_ERRORS``) is reported as a :class:`PackageError` naming
+the package, the record, the field, what was found and what was expected; the exception
+raised is the first, and its ``errors`` holds them all. Nothing is repaired silently.
+
+Two validators give the same answers. The fast one (:func:`_fast_package`) lets msgspec
+check every type in one C pass, then checks the cross-references with set operations, and
+answers only "valid" or "look closer"; the careful one (:class:`_Validator`) runs whenever
+the fast one is in doubt and finds and words every error.
 """
 
 from __future__ import annotations
@@ -12,24 +18,37 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal, NoReturn, Union
+
+import msgspec
 
 from ..errors import PackageError
-from .jsonio import describe, is_number
+from .jsonio import (
+    MAX_EXACT_INT,
+    _fast_encode,
+    _has_surrogate,
+    cut,
+    decode_utf8,
+    describe,
+    find_defects,
+    is_number,
+    loads_fast,
+    parse_careful,
+)
 from .limits import Limits, current_limits
 
 FORMAT = "memaudit.package/1"
 SATURATIONS = ("cap1", "linear", "log1p")
+#: At most this many errors are reported for one package.
+MAX_ERRORS = 50
+# Prefix of the group of a candidate with neither group nor experience (its own group).
+OWN_GROUP = "\x00own:"
 
 Locator = Callable[[str, int], str]
 
 
 def _default_locator(list_name: str, index: int) -> str:
     return f"{list_name}[{index}]"
-
-
-
-
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,8 @@ class Package:
     default_saturation: SaturationSpec = SaturationSpec("cap1")
     candidate_groups: list[str] = field(default_factory=list)
     candidate_times: list[float] = field(default_factory=list)
+    # (costs, indptr, indices, values) built by the fast validator, for compile_package.
+    arrays: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_dict(
@@ -78,12 +99,22 @@ class Package:
         source: str | None = None,
         locator: Locator | None = None,
         limits: Limits | None = None,
+        max_errors: int = MAX_ERRORS,
     ) -> Package:
         """Validate a single-file package dict and return the package.
 
         ``limits`` caps sizes (default: :func:`memaudit_fast.model.limits.current_limits`).
+        A malformed package raises the first :class:`PackageError`; its ``errors`` lists
+        every defect found (at most ``max_errors``).
         """
-        return _Validator(data, source, locator or _default_locator, limits or current_limits()).run()
+        limits = limits or current_limits()
+        if isinstance(data, dict):
+            package = _fast_package(data, source, limits)
+            if package is not None and _encodable(data):
+                return package
+        defects = find_defects(data, limit=max_errors)
+        return _Validator(data, source, locator or _default_locator, limits, defects=defects,
+                          max_errors=max_errors).run()
 
     # Plain accessors over the user's data -------------------------------------------------
     @property
@@ -127,19 +158,42 @@ class Package:
         return enumerate(self.candidates)
 
 
+class _Stop(Exception):
+    """One check failed; the checks of that record or section stop, the others go on."""
+
+
+class _Full(Exception):
+    """The error cap is reached; validation stops."""
+
+
 class _Validator:
-    def __init__(self, data: Any, source: str | None, locator: Locator, limits: Limits) -> None:
+    def __init__(
+        self, data: Any, source: str | None, locator: Locator, limits: Limits, *,
+        defects: list[tuple[list[Any], str]] | None = None, max_errors: int = MAX_ERRORS,
+    ) -> None:
         self.data = data
         self.source = source
         self.locate = locator
         self.limits = limits
         self.package_id: str | None = None
+        self.errors: list[PackageError] = []
+        self.max_errors = max(1, max_errors)
+        self.defects = defects or []
+        self.defect_places: set[tuple[str | None, str | None]] = set()
 
     # Error helpers -----------------------------------------------------------------------
-    def fail(self, message: str, *, record: str | None = None, fld: str | None = None) -> None:
-        raise PackageError(
+    def report(self, message: str, *, record: str | None = None, fld: str | None = None) -> None:
+        if (record, fld) in self.defect_places:
+            return  # already reported by the decoder, in its own words
+        self.errors.append(PackageError(
             message, package_id=self.package_id, record=record, field=fld, source=self.source
-        )
+        ))
+        if len(self.errors) >= self.max_errors:
+            raise _Full
+
+    def fail(self, message: str, *, record: str | None = None, fld: str | None = None) -> NoReturn:
+        self.report(message, record=record, fld=fld)
+        raise _Stop
 
     def expect(self, ok: bool, found: Any, expected: str, record: str | None, fld: str) -> None:
         if not ok:
@@ -149,21 +203,24 @@ class _Validator:
         self, value: Any, record: str | None, fld: str, *, nonnegative: bool = True
     ) -> float:
         kind = type(value)
-        if kind is float or (kind is int and -(2**1000) < value < 2**1000):  # common case, no calls
+        if kind is float or (kind is int and -MAX_EXACT_INT <= value <= MAX_EXACT_INT):  # no calls
             number = float(value)
             if -math.inf < number < math.inf and (number >= 0 or not nonnegative):
                 return number
         self.expect(is_number(value), value, "a JSON number", record, fld)
-        try:
-            number = float(value)
-        except OverflowError:
-            number = math.inf  # an integer beyond double precision
+        if isinstance(value, int) and not -MAX_EXACT_INT <= value <= MAX_EXACT_INT:
+            self.fail(
+                f"found {describe(value)}, expected a finite number a double holds exactly "
+                "(integers up to 2^53 = 9007199254740992 in magnitude)",
+                record=record, fld=fld,
+            )
+        number = float(value)
         self.expect(math.isfinite(number), value, "a finite number", record, fld)
         if nonnegative:
             self.expect(number >= 0, value, "a number >= 0", record, fld)
         return number
 
-    def identifier(self, value: Any, record: str, fld: str) -> str:
+    def identifier(self, value: Any, record: str | None, fld: str) -> str:
         if type(value) is str and value:
             return value
         self.expect(
@@ -171,18 +228,33 @@ class _Validator:
         )
         return str(value)
 
-    def record_list(self, key: str, *, required: bool) -> list[Any]:
+    def section(self, check: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run one independent check; a failure is recorded and the others still run."""
+        try:
+            return check(*args, **kwargs)
+        except _Stop:
+            return None
+
+    def record_list(self, key: str, *, required: bool) -> list[Any] | None:
+        """The list, or None when it is unusable (reported)."""
         if key not in self.data:
             if required:
-                self.fail(f"missing; expected a non-empty list of {key}", fld=key)
+                self.report(f"missing; expected a non-empty list of {key}", fld=key)
+                return None
             return []
         value = self.data[key]
-        self.expect(isinstance(value, list), value, f"a list of {key}", None, key)
+        if not isinstance(value, list):
+            self.report(f"found {describe(value)}, expected a list of {key}", fld=key)
+            return None
         if required and not value:
-            self.fail(f"found an empty list, expected at least one of {key}", fld=key)
+            self.report(f"found an empty list, expected at least one of {key}", fld=key)
+            return None
+        bad = False
         for i, rec in enumerate(value):
-            self.expect(isinstance(rec, dict), rec, "an object", self.locate(key, i), key)
-        return value  # type: ignore[no-any-return]
+            if not isinstance(rec, dict):
+                self.report(f"found {describe(rec)}, expected an object", record=self.locate(key, i), fld=key)
+                bad = True
+        return None if bad else value
 
     def unique_ids(self, records: list[dict[str, Any]], list_name: str, key: str) -> dict[str, int]:
         seen: dict[str, int] = {}
@@ -193,20 +265,38 @@ class _Validator:
                 continue
             where = self.locate(list_name, i)
             if key not in rec:
-                self.fail(f"missing; every record of {list_name} needs {key!r}", record=where, fld=key)
-            ident = self.identifier(rec[key], where, key)
+                self.section(self.fail,
+                    f"missing; every record of {list_name} needs {key!r}", record=where, fld=key)
+                continue
+            if not self.section(self.identifier, rec[key], where, key):
+                continue
+            assert isinstance(ident, str)
             if ident in seen:
-                self.fail(
+                self.report(
                     f"duplicate id {ident!r} (first at {self.locate(list_name, seen[ident])}); "
                     "ids must be unique",
                     record=where,
                     fld=key,
                 )
+                continue
             seen[ident] = i
         return seen
 
     # The checks ----------------------------------------------------------------------------
     def run(self) -> Package:
+        try:
+            package = self.checks()
+        except (_Full, _Stop):
+            package = None
+        if self.errors or package is None:
+            first = self.errors[0]
+            if len(self.errors) >= self.max_errors:
+                first.truncated = True
+            first.errors = list(self.errors)
+            raise first
+        return package
+
+    def checks(self) -> Package | None:
         data = self.data
         if not isinstance(data, dict):
             self.fail(f"found {describe(data)}, expected a JSON object holding one package")
@@ -219,112 +309,84 @@ class _Validator:
                 fld="format",
             )
         if "package_id" not in data:
-            self.fail("missing; expected a non-empty string", fld="package_id")
-        self.package_id = self.identifier(data["package_id"], None, "package_id")  # type: ignore[arg-type]
+            self.report("missing; expected a non-empty string", fld="package_id")
+        else:
+            pid = self.section(self.identifier, data["package_id"], None, "package_id")
+            if isinstance(pid, str) and not _has_surrogate(pid):
+                self.package_id = pid
+        for path, problem in self.defects:
+            record, fld = self.place(path)
+            self.report(problem, record=record, fld=fld)
+            self.defect_places.add((record, fld))
 
         objective = data.get("objective", {})
-        self.expect(isinstance(objective, dict), objective, "an object", None, "objective")
-        default_sat = self.saturation(objective.get("saturation", "cap1"), None, "objective.saturation")
-        self.budgets()
+        default_sat = SaturationSpec("cap1")
+        if self.section(self.expect, isinstance(objective, dict), objective, "an object", None, "objective") is None \
+                and isinstance(objective, dict):
+            default_sat = self.section(
+                lambda: self.saturation(objective.get("saturation", "cap1"), None, "objective.saturation")
+            ) or default_sat
+        self.section(self.budgets)
         if "cost_model" in data:
-            self.expect(isinstance(data["cost_model"], str), data["cost_model"], "a string", None, "cost_model")
+            self.section(self.expect, isinstance(data["cost_model"], str), data["cost_model"], "a string",
+                                             None, "cost_model")
         if "meta" in data:
-            self.expect(isinstance(data["meta"], dict), data["meta"], "an object", None, "meta")
+            self.section(self.expect, isinstance(data["meta"], dict), data["meta"], "an object", None, "meta")
 
         experiences = self.record_list("experiences", required=False)
         units = self.record_list("units", required=True)
         candidates = self.record_list("candidates", required=True)
         queries = self.record_list("queries", required=False)
 
-        self.check_limit(len(candidates), self.limits.max_candidates, "candidates", "MEMAUDIT_MAX_CANDIDATES")
-        self.check_limit(len(units), self.limits.max_units, "units", "MEMAUDIT_MAX_UNITS")
-        nonzeros = sum(len(c["coverage"]) for c in candidates if isinstance(c.get("coverage"), dict))
-        self.check_limit(nonzeros, self.limits.max_nonzeros, "candidates", "MEMAUDIT_MAX_NONZEROS",
-                         what="coverage entries")
+        if candidates is not None:
+            self.section(self.check_limit, len(candidates), self.limits.max_candidates, "candidates",
+                                                  "MEMAUDIT_MAX_CANDIDATES")
+            nonzeros = sum(len(c["coverage"]) for c in candidates if isinstance(c.get("coverage"), dict))
+            self.section(self.check_limit, nonzeros, self.limits.max_nonzeros, "candidates",
+                                                  "MEMAUDIT_MAX_NONZEROS", what="coverage entries")
+        if units is not None:
+            self.section(self.check_limit, len(units), self.limits.max_units, "units", "MEMAUDIT_MAX_UNITS")
+        if self.errors and any(e.detail.startswith("holds ") and "above the limit" in e.detail for e in self.errors):
+            return None  # too large to look further
 
-        exp_index = self.unique_ids(experiences, "experiences", "experience_id")
-        unit_index = self.unique_ids(units, "units", "unit_id")
-        self.unique_ids(candidates, "candidates", "candidate_id")
-        self.unique_ids(queries, "queries", "query_id")
+        exp_index = self.unique_ids(experiences, "experiences", "experience_id") if experiences is not None else {}
+        unit_index = self.unique_ids(units, "units", "unit_id") if units is not None else {}
+        if candidates is not None:
+            self.unique_ids(candidates, "candidates", "candidate_id")
+        if queries is not None:
+            self.unique_ids(queries, "queries", "query_id")
 
         exp_time: dict[str, float] = {}
-        for i, exp in enumerate(experiences):
+        for i, exp in enumerate(experiences or []):
             if "timestamp" in exp:
-                exp_time[exp["experience_id"]] = self.number(
-                    exp["timestamp"], self.locate("experiences", i), "timestamp", nonnegative=False
-                )
+                t = self.section(self.number,
+                    exp["timestamp"], self.locate("experiences", i), "timestamp", nonnegative=False)
+                if t is not None and isinstance(exp.get("experience_id"), str):
+                    exp_time[exp["experience_id"]] = t
 
-        unit_sats = []
-        for i, unit in enumerate(units):
-            where = self.locate("units", i)
-            if "saturation" in unit:
-                unit_sats.append(self.saturation(unit["saturation"], where, "saturation"))
-            else:
-                unit_sats.append(default_sat)
-            for key in ("text", "kind", "state"):
-                if key in unit:
-                    self.expect(isinstance(unit[key], str), unit[key], "a string", where, key)
+        unit_sats: list[SaturationSpec] = []
+        for i, unit in enumerate(units or []):
+            unit_sats.append(self.section(self.check_unit, unit, i, default_sat) or default_sat)
 
-        for i, query in enumerate(queries):
-            where = self.locate("queries", i)
-            if "required_unit_ids" not in query:
-                self.fail("missing; expected a list of unit ids", record=where, fld="required_unit_ids")
-            req = query["required_unit_ids"]
-            self.expect(isinstance(req, list), req, "a list of unit ids", where, "required_unit_ids")
-            for ref in req:
-                self.expect(isinstance(ref, str), ref, "a unit id string", where, "required_unit_ids")
-                if ref not in unit_index:
-                    self.fail(
-                        f"refers to unit {ref!r}, which is not in units", record=where,
-                        fld="required_unit_ids",
-                    )
+        for i, query in enumerate(queries or []):
+            self.section(self.check_query, query, i, unit_index)
 
-        weights, rule = self.weights(units, queries)
+        weights_rule = None
+        if units is not None and queries is not None:
+            weights_rule = self.section(self.weights, units, queries)
 
         groups: list[str] = []
         times: list[float] = []
-        for i, cand in enumerate(candidates):
-            where = self.locate("candidates", i)
-            if "cost" not in cand:
-                self.fail("missing; expected a number >= 0", record=where, fld="cost")
-            self.number(cand["cost"], where, "cost")
-            if "coverage" not in cand:
-                self.fail("missing; expected an object {unit_id: value} ({} allowed)", record=where, fld="coverage")
-            cov = cand["coverage"]
-            self.expect(isinstance(cov, dict), cov, "an object {unit_id: value}", where, "coverage")
-            for unit_id, value in cov.items():
-                if unit_id not in unit_index:
-                    self.fail(f"refers to unit {unit_id!r}, which is not in units", record=where, fld="coverage")
-                self.number(value, where, f"coverage.{unit_id}")
-            exp_id = cand.get("experience_id")
-            if exp_id is not None:
-                self.identifier(exp_id, where, "experience_id")
-                if experiences and exp_id not in exp_index:
-                    self.fail(
-                        f"refers to experience {exp_id!r}, which is not in experiences",
-                        record=where, fld="experience_id",
-                    )
-            if "group" in cand:
-                group = self.identifier(cand["group"], where, "group")
-            elif exp_id is not None:
-                group = str(exp_id)
-            else:
-                # Its own group; the prefix keeps it apart from any named group.
-                group = "\x00own:" + cand["candidate_id"]
-            groups.append(group)
-            for key in ("representation", "text"):
-                if key in cand:
-                    self.expect(isinstance(cand[key], str), cand[key], "a string", where, key)
-            if "timestamp" in cand:
-                times.append(self.number(cand["timestamp"], where, "timestamp", nonnegative=False))
-            elif exp_id is not None and exp_id in exp_time:
-                times.append(exp_time[exp_id])
-            elif exp_id is not None and exp_id in exp_index:
-                times.append(float(exp_index[exp_id]))
-            else:
-                times.append(float(i))
+        for i, cand in enumerate(candidates or []):
+            self.section(self.check_candidate,
+                cand, i, unit_index, experiences or [], exp_index, exp_time, groups, times)
 
-        self.check_finite_range(candidates, units, weights, unit_sats)
+        if self.errors or units is None or candidates is None or weights_rule is None:
+            return None
+        weights, rule = weights_rule
+        self.section(self.check_finite_range, candidates, units, weights, unit_sats)
+        if self.errors:
+            return None
         return Package(
             data=data,
             source=self.source,
@@ -336,6 +398,86 @@ class _Validator:
             candidate_times=times,
         )
 
+    def place(self, path: list[Any]) -> tuple[str | None, str | None]:
+        """(record, field) of a JSON path inside the package, for messages."""
+        if len(path) >= 2 and path[0] in ("experiences", "units", "candidates", "queries") \
+                and isinstance(path[1], int):
+            rest = path[2:]
+            return self.locate(path[0], path[1]), _dotted(rest) or None
+        return None, _dotted(path) or None
+
+    def check_unit(self, unit: dict[str, Any], i: int, default_sat: SaturationSpec) -> SaturationSpec:
+        where = self.locate("units", i)
+        for key in ("text", "kind", "state"):
+            if key in unit:
+                self.section(self.expect, isinstance(unit[key], str), unit[key], "a string", where, key)
+        if "saturation" in unit:
+            return self.saturation(unit["saturation"], where, "saturation")
+        return default_sat
+
+    def check_query(self, query: dict[str, Any], i: int, unit_index: dict[str, int]) -> None:
+        where = self.locate("queries", i)
+        if "required_unit_ids" not in query:
+            self.fail("missing; expected a list of unit ids", record=where, fld="required_unit_ids")
+        req = query["required_unit_ids"]
+        self.expect(isinstance(req, list), req, "a list of unit ids", where, "required_unit_ids")
+        for ref in req:
+            self.expect(isinstance(ref, str), ref, "a unit id string", where, "required_unit_ids")
+            if ref not in unit_index:
+                self.report(
+                    f"refers to unit {cut(repr(ref))}, which is not in units", record=where,
+                    fld="required_unit_ids",
+                )
+
+    def check_candidate(
+        self, cand: dict[str, Any], i: int, unit_index: dict[str, int], experiences: list[Any],
+        exp_index: dict[str, int], exp_time: dict[str, float], groups: list[str], times: list[float],
+    ) -> None:
+        where = self.locate("candidates", i)
+        if "cost" not in cand:
+            self.report("missing; expected a number >= 0", record=where, fld="cost")
+        else:
+            self.section(self.number, cand["cost"], where, "cost")
+        if "coverage" not in cand:
+            self.report("missing; expected an object {unit_id: value} ({} allowed)", record=where, fld="coverage")
+        else:
+            cov = cand["coverage"]
+            if self.section(self.expect, isinstance(cov, dict), cov, "an object {unit_id: value}", where,
+                                                "coverage") is None and isinstance(cov, dict):
+                for unit_id, value in cov.items():
+                    if unit_id not in unit_index:
+                        self.report(f"refers to unit {cut(repr(unit_id))}, which is not in units", record=where,
+                                    fld="coverage")
+                        continue
+                    self.section(self.number, value, where, f"coverage.{unit_id}")
+        exp_id = cand.get("experience_id")
+        if exp_id is not None:
+            self.identifier(exp_id, where, "experience_id")
+            if experiences and exp_id not in exp_index:
+                self.report(
+                    f"refers to experience {cut(repr(exp_id))}, which is not in experiences",
+                    record=where, fld="experience_id",
+                )
+        if "group" in cand:
+            group = self.identifier(cand["group"], where, "group")
+        elif exp_id is not None:
+            group = str(exp_id)
+        else:
+            # Its own group; the prefix keeps it apart from any named group.
+            group = OWN_GROUP + str(cand.get("candidate_id"))
+        groups.append(group)
+        for key in ("representation", "text"):
+            if key in cand:
+                self.section(self.expect, isinstance(cand[key], str), cand[key], "a string", where, key)
+        if "timestamp" in cand:
+            times.append(self.number(cand["timestamp"], where, "timestamp", nonnegative=False))
+        elif exp_id is not None and exp_id in exp_time:
+            times.append(exp_time[exp_id])
+        elif exp_id is not None and exp_id in exp_index:
+            times.append(float(exp_index[exp_id]))
+        else:
+            times.append(float(i))
+
     def check_finite_range(
         self,
         candidates: list[dict[str, Any]],
@@ -344,29 +486,10 @@ class _Validator:
         sats: list[SaturationSpec],
     ) -> None:
         """Every store's cost and value must stay finite in double precision."""
-        total_cost = sum(float(c["cost"]) for c in candidates)
-        if not math.isfinite(total_cost):
-            self.fail("the candidates' costs add up to more than double precision holds; "
-                      "scale costs down", fld="candidates")
-        reach = {u["unit_id"]: 0.0 for u in units}
-        for cand in candidates:
-            for unit_id, value in cand["coverage"].items():
-                reach[unit_id] += float(value)
-        total = 0.0
-        for unit, w, sat in zip(units, weights, sats):
-            z = reach[unit["unit_id"]]
-            if sat.name == "cap1":
-                h = min(1.0, z)
-            elif sat.name == "linear":
-                h = z
-            elif sat.name == "log1p":
-                h = math.log1p(z)
-            else:
-                h = sat.points[-1][1]
-            total += w * h if w and h else 0.0
-        if not math.isfinite(total) or total > 1e300:
-            self.fail("weights times coverage can exceed double precision (the objective would "
-                      "overflow); scale weights or coverage down", fld="units")
+        problem = finite_range_problem(candidates, units, weights, sats)
+        if problem is not None:
+            message, fld = problem
+            self.fail(message, fld=fld)
 
     def check_limit(self, count: int, cap: int, fld: str, env: str, what: str | None = None) -> None:
         if count > cap:
@@ -390,7 +513,7 @@ class _Validator:
             )
             self.check_limit(len(budgets), self.limits.max_budgets, "budgets", "MEMAUDIT_MAX_BUDGETS")
             for k, b in enumerate(budgets):
-                self.number(b, None, f"budgets[{k}]")
+                self.section(self.number, b, None, f"budgets[{k}]")
 
     def saturation(self, spec: Any, record: str | None, fld: str) -> SaturationSpec:
         if isinstance(spec, str):
@@ -409,8 +532,8 @@ class _Validator:
             )
         points = spec["pwl"]
         self.expect(
-            isinstance(points, list) and len(points) >= 2, points,
-            "a list of at least two [z, h] points starting at [0, 0]", record, f"{fld}.pwl",
+            isinstance(points, list) and len(points) >= 1, points,
+            "a non-empty list of [z, h] points (the origin [0, 0] may be omitted)", record, f"{fld}.pwl",
         )
         if len(points) > self.limits.max_pwl_points:
             self.fail(
@@ -425,12 +548,21 @@ class _Validator:
             z = self.number(pt[0], record, name)
             h = self.number(pt[1], record, name)
             parsed.append((z, h))
-        if parsed[0] != (0.0, 0.0):
-            self.fail(f"found {list(parsed[0])}, expected the first point [0, 0]", record=record, fld=f"{fld}.pwl[0]")
+        if parsed[0][0] == 0.0:
+            if parsed[0][1] != 0.0:
+                self.fail(f"found {list(parsed[0])}, expected the first point [0, 0]: h passes through "
+                          "the origin (the point may also be left out)", record=record, fld=f"{fld}.pwl[0]")
+            listed_origin = True
+        else:
+            parsed.insert(0, (0.0, 0.0))  # the curve passes through (0, 0) whether listed or not
+            listed_origin = False
+        if len(parsed) < 2:
+            self.fail("found only the origin, expected at least one point [z, h] with z > 0",
+                      record=record, fld=f"{fld}.pwl")
         last_slope = math.inf
         for k in range(1, len(parsed)):
             (z0, h0), (z1, h1) = parsed[k - 1], parsed[k]
-            name = f"{fld}.pwl[{k}]"
+            name = f"{fld}.pwl[{k if listed_origin else k - 1}]"
             if not z1 > z0:
                 self.fail(f"z = {z1} does not increase past {z0}; z must increase strictly", record=record, fld=name)
             if h1 < h0:
@@ -439,7 +571,7 @@ class _Validator:
             if slope > last_slope * (1 + 1e-12):
                 self.fail(
                     f"slope {slope:.6g} exceeds the previous slope {last_slope:.6g}; "
-                    "h must be concave (slopes non-increasing)",
+                    "h must be concave (slopes non-increasing, from the origin on)",
                     record=record, fld=name,
                 )
             last_slope = slope
@@ -457,22 +589,287 @@ class _Validator:
                 record=self.locate("units", missing), fld="weight",
             )
         if all(has):
-            return [
-                self.number(u["weight"], self.locate("units", i), "weight")
+            weights = [
+                self.section(self.number, u["weight"], self.locate("units", i), "weight")
                 for i, u in enumerate(units)
-            ], "explicit"
+            ]
+            if any(w is None for w in weights):
+                raise _Stop
+            return weights, "explicit"
         if not queries:
             self.fail(
                 "no unit has a weight and there are no queries to derive demand from, so "
                 "every unit would weigh 0; give units a 'weight' or add queries",
                 fld="units",
             )
-        demand = {u["unit_id"]: 0.0 for u in units}
+        demand = {u["unit_id"]: 0.0 for u in units if isinstance(u.get("unit_id"), str)}
         for q in queries:
-            for ref in q["required_unit_ids"]:
-                demand[ref] += 1.0
-        return [demand[u["unit_id"]] for u in units], "query_demand"
+            refs = q.get("required_unit_ids")
+            for ref in refs if isinstance(refs, list) else ():
+                if isinstance(ref, str) and ref in demand:
+                    demand[ref] += 1.0
+        return [demand.get(u["unit_id"], 0.0) if isinstance(u.get("unit_id"), str) else 0.0
+                for u in units], "query_demand"
 
+
+def _dotted(path: list[Any]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + str(part)
+    return out
+
+
+def finite_range_problem(
+    candidates: list[dict[str, Any]], units: list[dict[str, Any]], weights: list[float],
+    sats: list[SaturationSpec],
+) -> tuple[str, str] | None:
+    """Why a store's cost or value could overflow a double (None: it cannot)."""
+    total_cost = sum(float(c["cost"]) for c in candidates)
+    if not math.isfinite(total_cost):
+        return ("the candidates' costs add up to more than double precision holds; scale costs down",
+                "candidates")
+    reach = {u["unit_id"]: 0.0 for u in units}
+    for cand in candidates:
+        for unit_id, value in cand["coverage"].items():
+            reach[unit_id] += float(value)
+    total = 0.0
+    for unit, w, sat in zip(units, weights, sats):
+        z = reach[unit["unit_id"]]
+        if sat.name == "cap1":
+            h = min(1.0, z)
+        elif sat.name == "linear":
+            h = z
+        elif sat.name == "log1p":
+            h = math.log1p(z)
+        else:
+            h = sat.points[-1][1]
+        total += w * h if w and h else 0.0
+    if not math.isfinite(total) or total > 1e300:
+        return ("weights times coverage can exceed double precision (the objective would overflow); "
+                + "scale weights or coverage down", "units")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The fast path: msgspec checks every type in one C pass; the cross-references are set
+# operations. It answers only "valid" (with the same Package the careful validator builds) or
+# "look closer": any doubt goes to :class:`_Validator`, which finds and words every error.
+
+_Id = Annotated[str, msgspec.Meta(min_length=1)]
+_Finite = Annotated[float, msgspec.Meta(ge=-1.7976931348623157e308, le=1.7976931348623157e308)]
+_NonNeg = Union[Annotated[int, msgspec.Meta(ge=0, le=MAX_EXACT_INT)],  # noqa: UP007 - a runtime type
+                Annotated[float, msgspec.Meta(ge=0, le=1.7976931348623157e308)]]
+_Real = Union[Annotated[int, msgspec.Meta(ge=-MAX_EXACT_INT, le=MAX_EXACT_INT)], _Finite]  # noqa: UP007
+
+
+class _Experience(msgspec.Struct):
+    experience_id: _Id
+    timestamp: _Real | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Unit(msgspec.Struct):
+    unit_id: _Id
+    weight: _NonNeg | msgspec.UnsetType = msgspec.UNSET
+    saturation: Any = msgspec.UNSET
+    text: str | msgspec.UnsetType = msgspec.UNSET
+    kind: str | msgspec.UnsetType = msgspec.UNSET
+    state: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Candidate(msgspec.Struct):
+    candidate_id: _Id
+    cost: _NonNeg
+    coverage: dict[str, _NonNeg]
+    experience_id: _Id | None = None
+    group: _Id | msgspec.UnsetType = msgspec.UNSET
+    representation: str | msgspec.UnsetType = msgspec.UNSET
+    text: str | msgspec.UnsetType = msgspec.UNSET
+    timestamp: _Real | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Query(msgspec.Struct):
+    query_id: _Id
+    required_unit_ids: list[str]
+
+
+class _Schema(msgspec.Struct):
+    format: Literal["memaudit.package/1"]
+    package_id: _Id
+    units: Annotated[list[_Unit], msgspec.Meta(min_length=1)]
+    candidates: Annotated[list[_Candidate], msgspec.Meta(min_length=1)]
+    experiences: list[_Experience] = []
+    queries: list[_Query] = []
+    objective: dict[str, Any] = {}
+    budgets: Annotated[list[_NonNeg], msgspec.Meta(min_length=1)] | msgspec.UnsetType = msgspec.UNSET
+    budget: _NonNeg | msgspec.UnsetType = msgspec.UNSET
+    cost_model: str | msgspec.UnsetType = msgspec.UNSET
+    meta: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+
+
+_UNSET = msgspec.UNSET
+_NAMED = {name: SaturationSpec(name) for name in SATURATIONS}
+
+
+def _fast_package(data: Any, source: str | None, limits: Limits) -> Package | None:
+    """The validated package when every check passes at once; None when in doubt."""
+    try:
+        pkg = msgspec.convert(data, _Schema)
+    except msgspec.ValidationError:
+        return None
+    units, cands, exps, queries = pkg.units, pkg.candidates, pkg.experiences, pkg.queries
+    if (len(cands) > limits.max_candidates or len(units) > limits.max_units
+            or (pkg.budgets is not _UNSET and (pkg.budget is not _UNSET or len(pkg.budgets) > limits.max_budgets))):
+        return None
+    unit_index = {u.unit_id: r for r, u in enumerate(units)}
+    exp_index = {e.experience_id: i for i, e in enumerate(exps)}
+    if (len(unit_index) != len(units) or len(exp_index) != len(exps)
+            or len({c.candidate_id for c in cands}) != len(cands)
+            or len({q.query_id for q in queries}) != len(queries)):
+        return None
+    unit_keys = unit_index.keys()
+    for q in queries:
+        if not unit_keys >= set(q.required_unit_ids):
+            return None
+
+    objective = pkg.objective
+    default_sat = _NAMED["cap1"]
+    if objective:
+        spec = objective.get("saturation", "cap1")
+        default_sat = _NAMED.get(spec) if isinstance(spec, str) else _slow_saturation(spec, limits)  # type: ignore[assignment]
+        if default_sat is None:
+            return None
+    unit_sats = [default_sat] * len(units)
+    weights: list[float] = []
+    weighted = 0
+    for r, u in enumerate(units):
+        if u.weight is not _UNSET:
+            weighted += 1
+            weights.append(float(u.weight))
+        if u.saturation is not _UNSET:
+            spec = u.saturation
+            sat = _NAMED.get(spec) if isinstance(spec, str) else _slow_saturation(spec, limits)
+            if sat is None:
+                return None
+            unit_sats[r] = sat
+    if weighted == len(units):
+        rule = "explicit"
+    elif weighted == 0 and queries:
+        demand = dict.fromkeys(unit_index, 0.0)
+        for q in queries:
+            for ref in q.required_unit_ids:
+                demand[ref] += 1.0
+        weights = list(demand.values())
+        rule = "query_demand"
+    else:
+        return None
+
+    exp_time = {e.experience_id: float(e.timestamp) for e in exps if e.timestamp is not _UNSET}
+    groups: list[str] = []
+    times: list[float] = []
+    indptr = [0]
+    indices: list[int] = []
+    values: list[float] = []
+    nonzeros = 0
+    lookup = unit_index.__getitem__
+    for i, c in enumerate(cands):
+        cov = c.coverage
+        if cov:
+            if not cov.keys() <= unit_keys:
+                return None
+            nonzeros += len(cov)
+            if 0 in cov.values():  # zero entries never change F: the arrays leave them out
+                kept = [(k, v) for k, v in cov.items() if v > 0]
+                indices.extend(lookup(k) for k, _ in kept)
+                values.extend(v for _, v in kept)
+            else:
+                indices.extend(map(lookup, cov))
+                values.extend(cov.values())
+        indptr.append(len(indices))
+        exp_id = c.experience_id
+        if exp_id is None:
+            groups.append(OWN_GROUP + c.candidate_id if c.group is _UNSET else c.group)
+        else:
+            if exps and exp_id not in exp_index:
+                return None
+            groups.append(exp_id if c.group is _UNSET else c.group)
+        if c.timestamp is not _UNSET:
+            times.append(float(c.timestamp))
+        elif exp_id is not None and exp_id in exp_time:
+            times.append(exp_time[exp_id])
+        elif exp_id is not None and exp_id in exp_index:
+            times.append(float(exp_index[exp_id]))
+        else:
+            times.append(float(i))
+    costs = [float(c.cost) for c in cands]
+    if nonzeros > limits.max_nonzeros or not math.isfinite(sum(costs)):
+        return None
+    if not _objective_is_finite(indices, values, weights, unit_sats):
+        return None
+    return Package(
+        data=data, source=source, weights_rule=rule, unit_weights=weights, unit_saturations=unit_sats,
+        default_saturation=default_sat, candidate_groups=groups, candidate_times=times,
+        arrays=(costs, indptr, indices, values),
+    )
+
+
+def _objective_is_finite(indices: list[int], values: list[float], weights: list[float],
+                         sats: list[SaturationSpec]) -> bool:
+    """F of the whole candidate set stays within double range (the fast form of
+    :func:`finite_range_problem`)."""
+    import numpy as np
+
+    reach = np.bincount(np.asarray(indices, dtype=np.intp), weights=np.asarray(values, dtype=np.float64),
+                        minlength=len(weights))
+    names = {s.name for s in sats}
+    if names == {"cap1"}:
+        h = np.minimum(reach, 1.0)
+    else:
+        h = np.array([min(1.0, z) if s.name == "cap1" else z if s.name == "linear" else math.log1p(z)
+                      if s.name == "log1p" else s.points[-1][1] for z, s in zip(reach.tolist(), sats)])
+    with np.errstate(all="ignore"):
+        total = float(np.dot(np.asarray(weights, dtype=np.float64), h))
+    return math.isfinite(total) and total <= 1e300
+
+
+def _encodable(data: Any) -> bool:
+    """True when ``data`` can be written as JSON (strings from Python may hold lone surrogates)."""
+    try:
+        _fast_encode(data)
+    except (msgspec.EncodeError, TypeError, ValueError, RecursionError, OverflowError):
+        return False
+    return True
+
+
+def _slow_saturation(spec: Any, limits: Limits) -> SaturationSpec | None:
+    try:
+        return _Validator({}, None, _default_locator, limits).saturation(spec, None, "saturation")
+    except (_Stop, _Full):
+        return None
+
+
+def package_from_json(
+    raw: bytes | str, *, source: str | None = None, record: str | None = None,
+    locator: Locator | None = None, limits: Limits | None = None,
+) -> Package:
+    """Decode and validate one package from its JSON text (the reader every path uses).
+
+    The fast path (msgspec) answers for valid packages; anything else is decoded again by the
+    careful decoder and validator, which report every defect (up to ``MAX_ERRORS``) with its
+    record, field, line and column.
+    """
+    limits = limits or current_limits()
+    label = source or "<package>"
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogatepass")
+    data = loads_fast(raw, limits.max_depth)
+    if data is not None:
+        package = _fast_package(data, source, limits)
+        if package is not None:
+            return package
+    text = decode_utf8(raw, source=label, record=record)
+    data = parse_careful(text, source=label, record=record)
+    defects = find_defects(data, limit=MAX_ERRORS)
+    return _Validator(data, source, locator or _default_locator, limits, defects=defects).run()
 
 def locate_sources(mapping: Mapping[str, Callable[[int], str]]) -> Locator:
     """A locator that names records by their file and line (used by the artifact reader)."""
@@ -483,7 +880,3 @@ def locate_sources(mapping: Mapping[str, Callable[[int], str]]) -> Locator:
         return _default_locator(list_name, index)
 
     return locate
-
-
-
-

@@ -1,5 +1,6 @@
 """Package sets: a ``.jsonl`` file (optionally ``.jsonl.gz``) with one package per line, or a
-directory of ``.json`` packages and artifact directories (read in sorted name order).
+directory of ``.json`` / ``.json.gz`` packages, ``.jsonl`` sets and artifact directories (read
+in sorted name order, not recursive; every other entry is reported as not read).
 
 Sets are streamed: one package in memory at a time. :func:`iter_set_entries` yields a
 :class:`SetEntry` per package whose ``error`` holds the PackageError of a malformed member,
@@ -9,17 +10,18 @@ so batch work can record it and go on; :func:`iter_packages` raises instead.
 from __future__ import annotations
 
 import gzip
-import io
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from ..errors import PackageError
-from .artifact import is_artifact_dir
-from .io import load_package
-from .jsonio import check_output_path, dumps, loads_strict, write_atomic
-from .package import Package
+from .artifact import REQUIRED_FILES, is_artifact_dir
+from .io import load_package, printable
+from .jsonio import OutputPath, dumps, iter_lines
+from .limits import current_limits
+from .package import Package, package_from_json
 
 
 @dataclass
@@ -35,37 +37,71 @@ def is_jsonl(path: Path) -> bool:
     return path.name.endswith(".jsonl") or path.name.endswith(".jsonl.gz")
 
 
-def _open_text(path: Path) -> IO[str]:
-    if path.name.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return path.open("r", encoding="utf-8")
+def is_package_file(path: Path) -> bool:
+    return path.name.endswith(".json") or path.name.endswith(".json.gz")
 
 
 # A raw member is (label, kind, payload): kind "text" carries one JSONL line, "path" a package
-# file or artifact directory, "error" why a member could not be read. Nothing is parsed, so
+# file or artifact directory, "error" why a member could not be read (an entry of a directory
+# that is not read is such a member, so it is reported, never skipped). Nothing is parsed, so
 # batch work can hand members to workers as they are.
 RawMember = tuple[str, str, str]
 
 
 def _jsonl_members(path: Path) -> Iterator[RawMember]:
+    limits = current_limits()
+    label = printable(path)
     try:
-        handle = _open_text(path)
-    except OSError as exc:
-        yield (str(path), "error", f"cannot read: {exc}")
-        return
-    with handle:
-        number = 0
-        while True:
+        lines = iter_lines(path, line_cap=limits.max_file_bytes, stream_cap=limits.max_set_bytes)
+        for number, line in lines:
+            where = f"{label} line {number}"
+            if isinstance(line, PackageError):
+                yield (where, "error", line.detail)
+                continue
+            if not line.strip():
+                continue
             try:
-                line = handle.readline()
-            except (OSError, EOFError, UnicodeDecodeError) as exc:
-                yield (f"{path} line {number + 1}", "error", f"cannot read further: {exc}")
-                return
-            if not line:
-                return
-            number += 1
-            if line.strip():
-                yield (f"{path} line {number}", "text", line)
+                yield (where, "text", line.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                yield (where, "error", (f"column {exc.start + 1}: not UTF-8 text (byte 0x{line[exc.start]:02x}); "
+                                        "the other lines are still read"))
+    except PackageError as exc:
+        yield (label, "error", exc.detail)
+
+
+def _directory_members(directory: Path) -> Iterator[RawMember]:
+    """The members of a directory set; every entry not read is an error member saying why."""
+    try:
+        entries = sorted(directory.iterdir(), key=lambda p: os.fsencode(p.name))
+    except OSError as exc:
+        yield (printable(directory), "error", f"cannot list the directory: {exc.strerror}")
+        return
+    for entry in entries:
+        label = printable(entry)
+        try:
+            if entry.is_symlink():
+                yield (label, "error", ("not read: a symbolic link (set members are regular files and "
+                                        "directories; links are not followed)"))
+            elif entry.is_dir():
+                if is_artifact_dir(entry):
+                    yield (label, "path", str(entry))
+                elif any((entry / name).exists() for name in REQUIRED_FILES):
+                    yield (label, "path", str(entry))  # a broken artifact directory: its reader says why
+                else:
+                    yield (label, "error", ("not read: a subdirectory that is not an artifact package "
+                                            "directory (sets are not recursive)"))
+            elif not entry.is_file():
+                yield (label, "error", "not read: not a regular file")
+            elif is_jsonl(entry):
+                yield from _jsonl_members(entry)
+            elif is_package_file(entry):
+                yield (label, "path", str(entry))
+            else:
+                yield (label, "error", ("not read: a set directory holds .json / .json.gz packages, "
+                                        ".jsonl / .jsonl.gz sets and artifact directories (names are "
+                                        "case-sensitive)"))
+        except OSError as exc:
+            yield (label, "error", f"cannot read: {exc.strerror}")
 
 
 def iter_raw_members(paths: Iterable[str | Path]) -> Iterator[RawMember]:
@@ -74,17 +110,13 @@ def iter_raw_members(paths: Iterable[str | Path]) -> Iterator[RawMember]:
         path = Path(raw)
         if is_jsonl(path):
             yield from _jsonl_members(path)
-        elif path.is_dir() and not is_artifact_dir(path):
-            members = sorted(
-                p for p in path.iterdir()
-                if not p.is_symlink()
-                and ((p.is_file() and (p.name.endswith(".json") or is_jsonl(p))) or is_artifact_dir(p))
-            )
-            yield from iter_raw_members(members)
-        elif not path.exists():
-            yield (str(path), "error", "file not found; expected a package, a .jsonl set or a directory")
+        elif path.is_dir() and not is_artifact_dir(path) \
+                and not any((path / name).exists() for name in REQUIRED_FILES):
+            yield from _directory_members(path)
+        elif not path.exists() and not path.is_symlink():
+            yield (printable(path), "error", "file not found; expected a package, a .jsonl set or a directory")
         else:
-            yield (str(path), "path", str(path))
+            yield (printable(path), "path", str(path))
 
 
 def parse_member(member: RawMember) -> Package:
@@ -93,7 +125,7 @@ def parse_member(member: RawMember) -> Package:
     if kind == "error":
         raise PackageError(payload, source=label)
     if kind == "text":
-        return Package.from_dict(loads_strict(payload, source=label, record=""), source=label)
+        return package_from_json(payload, source=label, record="")
     return load_package(payload)
 
 
@@ -118,7 +150,7 @@ def iter_packages(paths: Iterable[str | Path]) -> Iterator[Package]:
 def write_package_set(packages: Iterable[Package | dict], path: str | Path, *, overwrite: bool = False) -> int:
     """Write packages as one JSONL set (gzip when the name ends in .gz); returns the count."""
     dst = Path(path)
-    check_output_path(dst, overwrite=overwrite)
+    out = OutputPath(dst, force=overwrite).check()
     count = 0
 
     def write(handle: IO[bytes]) -> None:
@@ -131,5 +163,5 @@ def write_package_set(packages: Iterable[Package | dict], path: str | Path, *, o
         if sink is not handle:
             sink.close()
 
-    write_atomic(dst, write, binary=True)
+    out.write(write, binary=True)
     return count
