@@ -45,7 +45,7 @@ def test_correct_results_certify_with_exit_0(tmp_path, package_set, capsys):
     assert [r["budget"] for r in lines] == [8.0, 16.0, 32.0, 3.0]
 
 
-def test_infeasible_wrong_and_orphan_results_exit_1(tmp_path, package_set, capsys):
+def test_infeasible_wrong_and_orphan_results_exit_3(tmp_path, package_set, capsys):
     pkg = small_package()
     records = good_claims() + [
         claim(pkg, 3, 3.0, ["a", "b"]),  # two of group g1
@@ -53,7 +53,7 @@ def test_infeasible_wrong_and_orphan_results_exit_1(tmp_path, package_set, capsy
         {**claim(pkg, 3, 3.0, ["a", "c"]), "package_id": "nowhere"},
     ]
     results = write_results(tmp_path / "r.jsonl", records)
-    assert main(["certify", results, "--package", package_set, "--solver", "highs"]) == 1
+    assert main(["certify", results, "--package", package_set, "--solver", "highs"]) == 3
     out, err = capsys.readouterr()
     assert "group 'g1' holds 2" in out
     assert "above the claimed bound" in out

@@ -15,7 +15,7 @@ from ..solve.certify import SOLVERS, certify
 from .common import add_subparser, print_json_line, print_table
 
 RESULT_FORMAT = "memaudit.result/1"
-EXIT_FAILED = 1
+EXIT_FAILED = 3  # finished, some results failed (cli.common.EXIT_FAILURES)
 EXIT_UNVERIFIED = 3
 
 

@@ -1,4 +1,19 @@
-"""Small helpers shared by subcommands."""
+"""Small helpers shared by subcommands, and the one exit-code rule of every command.
+
+Exit codes (the same in every command; ``main`` maps exceptions onto them):
+
+* ``EXIT_OK`` 0: everything asked for was done;
+* ``EXIT_INTERNAL`` 1: an internal error (a bug: please report it);
+* ``EXIT_BAD_INPUT`` 2: bad input or usage, nothing solved or written (a missing or malformed
+  file, options that do not fit, an output that exists without ``--force``, a full disk or a
+  permission error, an unreachable LLM endpoint);
+* ``EXIT_FAILURES`` 3: the command finished but some packages (or results) failed, each
+  reported with its cause;
+* ``EXIT_INTERRUPTED`` 130: Ctrl-C; what finished is kept.
+
+A command over several inputs decides with :func:`finished_exit_code`: when nothing could be
+done because every input was bad, that is bad input (2), not "some failed" (3).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +21,25 @@ import argparse
 import json
 import sys
 from typing import Any
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_BAD_INPUT = 2
+EXIT_FAILURES = 3
+EXIT_INTERRUPTED = 130
+
+
+def finished_exit_code(done: int, failed: int) -> int:
+    """0 when nothing failed, 3 when some inputs failed and others were done, 2 when all failed."""
+    if not failed:
+        return EXIT_OK
+    return EXIT_FAILURES if done else EXIT_BAD_INPUT
+
+
+def failure_text(label: str, error: BaseException) -> str:
+    """``label: message`` without the label twice (a PackageError already names its source)."""
+    message = str(error)
+    return message if message.startswith(label) else f"{label}: {message}"
 
 
 def add_subparser(subparsers: Any, name: str, summary: str, example: str) -> argparse.ArgumentParser:
@@ -21,6 +55,25 @@ def add_subparser(subparsers: Any, name: str, summary: str, example: str) -> arg
 
 def print_json_line(record: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def add_force(p: argparse.ArgumentParser, what: str = "existing outputs") -> None:
+    p.add_argument("--force", action="store_true",
+                   help=f"replace {what} (never an input, never through a symbolic link)")
+
+
+def add_checksum_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--accept-checksum-mismatch", action="store_true",
+                   help="read artifact directories whose files do not match the sha256 in their "
+                   "manifest (the mismatch is kept in meta.artifact.checksum_mismatch)")
+
+
+def apply_checksum_flag(args: argparse.Namespace) -> None:
+    """Make ``--accept-checksum-mismatch`` reach every reader (worker processes included)."""
+    if getattr(args, "accept_checksum_mismatch", False):
+        import os
+
+        os.environ["MEMAUDIT_ACCEPT_CHECKSUM_MISMATCH"] = "1"
 
 
 def print_table(headers: list[str], rows: list[list[Any]]) -> None:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
+from ..model.artifact import is_artifact_dir
 from ..model.compiled import compile_package
 from ..model.io import load_package
-from .common import add_subparser
+from ..model.sets import is_jsonl
+from .common import add_checksum_flag, add_subparser, apply_checksum_flag
 
 
 def add_parser(subparsers: Any) -> None:
@@ -20,10 +24,15 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("path", metavar="PATH")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_checksum_flag(p)
     p.set_defaults(run=run)
 
 
 def package_info(path: str) -> dict[str, Any]:
+    p = Path(path)
+    if is_jsonl(p) or (p.is_dir() and not is_artifact_dir(p)):
+        raise UsageError(f"{path} is a package set; info takes one package (a .json file or an "
+                         "artifact directory): use 'memaudit validate' for a set")
     pkg = load_package(path)
     compiled = compile_package(pkg)
     reps = Counter(c.get("representation", "unspecified") for c in pkg.candidates)
@@ -48,6 +57,7 @@ def package_info(path: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    apply_checksum_flag(args)
     info = package_info(args.path)
     if args.json:
         print(json.dumps(info))

@@ -1,7 +1,8 @@
 """The ``memaudit`` command: one module per subcommand, each with ``add_parser`` and ``run``.
 
-``main(argv)`` returns the exit code (0 ok, 2 bad input, 1 internal error) so it can be
-tested without a subprocess; ``entry`` is the console script.
+``main(argv)`` returns the exit code so it can be tested without a subprocess; ``entry`` is
+the console script. The exit codes are :mod:`.common`'s, the same for every command: 0 ok,
+2 bad input or usage, 3 finished with failures, 1 internal error, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import MemauditError
+from .common import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK
 
 # Subcommand modules under memaudit_fast.cli, in --help order.
 SUBCOMMANDS = [
@@ -55,7 +57,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _printable_streams() -> None:
+    """Never crash on printing: text a terminal cannot show comes out escaped."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _printable_streams()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -63,17 +77,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if not getattr(args, "run", None):
         parser.print_help()
-        return 2
+        return EXIT_BAD_INPUT
+    name = f"memaudit {args.command}"
     try:
         return int(args.run(args))
     except MemauditError as exc:
-        print(f"memaudit {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print(f"memaudit {args.command}: interrupted", file=sys.stderr)
-        return 130
+        print(f"{name}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return EXIT_OK
+    except RecursionError:
+        print(f"{name}: error: the input nests too deeply to process", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:  # the environment, not the input's content: say what and where
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"{name}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, and the traceback on request
+        import os
+        import traceback
+
+        if os.environ.get("MEMAUDIT_DEBUG"):
+            traceback.print_exc()
+        print(f"{name}: internal error: {type(exc).__name__}: {exc} (a bug; MEMAUDIT_DEBUG=1 shows "
+              "the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 def entry() -> None:

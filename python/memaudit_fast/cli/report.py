@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..results.report import make_report
-from .common import add_subparser
+from .common import add_force, add_subparser
 
 
 def add_parser(subparsers: Any) -> None:
@@ -18,11 +18,12 @@ def add_parser(subparsers: Any) -> None:
         "memaudit report results.jsonl --out report/",
     )
     p.add_argument("results", metavar="RESULTS.jsonl")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True, help="output directory (must not exist, unless --force)")
+    add_force(p, "an earlier report in --out")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    for path in make_report(args.results, args.out):
+    for path in make_report(args.results, args.out, force=args.force):
         print(f"wrote {path}")
     return 0

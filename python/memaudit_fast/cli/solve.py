@@ -11,7 +11,14 @@ from ..model.package import Package
 from ..model.sets import iter_set_entries
 from ..solve.certify import SOLVERS, certify_results
 from ..solve.exact import SolveResult, solve
-from .common import add_subparser, number_list, print_json_line, print_table
+from .common import (
+    add_subparser,
+    failure_text,
+    finished_exit_code,
+    number_list,
+    print_json_line,
+    print_table,
+)
 
 EXIT_SOME_FAILED = 3
 EXIT_INTERRUPTED = 130
@@ -72,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--time-limit must be >= 0, got {args.time_limit}")
     if args.node_limit is not None and args.node_limit < 0:
         raise UsageError(f"--node-limit must be >= 0, got {args.node_limit}")
-    failures = 0
+    failures = solved = 0
     rows: list[list[Any]] = []
     interrupted = False
     for entry in iter_set_entries(args.paths):
@@ -89,8 +96,9 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print_json_line(record)
             else:
-                print(f"failed: {entry.label}: {exc}", file=sys.stderr)
+                print(f"failed: {failure_text(entry.label, exc)}", file=sys.stderr)
             continue
+        solved += 1
         for result, record in zip(results, records):
             if args.json:
                 print_json_line(record)
@@ -107,4 +115,4 @@ def run(args: argparse.Namespace) -> int:
     if interrupted:
         print("memaudit solve: interrupted; the results above are anytime bounds", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return EXIT_SOME_FAILED if failures else 0
+    return finished_exit_code(solved, failures)

@@ -6,27 +6,38 @@ import argparse
 import sys
 from typing import Any
 
+from ..model.package import MAX_ERRORS
 from ..model.sets import iter_set_entries
-from .common import add_subparser
+from .common import EXIT_BAD_INPUT, EXIT_OK, add_checksum_flag, add_subparser, apply_checksum_flag
 
 
 def add_parser(subparsers: Any) -> None:
     p = add_subparser(
         subparsers, "validate",
-        "Validate packages (single-file JSON, artifact directories, JSONL sets, directories).",
+        "Validate packages (single-file JSON, artifact directories, JSONL sets, directories). "
+        f"Every error of a package is reported (up to {MAX_ERRORS}), each with its record, field, "
+        "what was found and what was expected; every entry of a directory that is not read is "
+        "reported too. Exit code: 0 all valid, 2 some input is invalid.",
         "memaudit validate package.json artifact_dir/ set.jsonl.gz",
     )
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    add_checksum_flag(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    apply_checksum_flag(args)
     bad = good = 0
     for entry in iter_set_entries(args.paths):
         if entry.error is not None:
             bad += 1
-            print(f"invalid: {entry.error}", file=sys.stderr)
+            errors = entry.error.errors
+            for error in errors:
+                print(f"invalid: {error}", file=sys.stderr)
+            if entry.error.truncated:
+                print(f"invalid: {entry.label}: (the first {len(errors)} errors; fix these and run "
+                      "validate again for the rest)", file=sys.stderr)
         else:
             good += 1
             if not args.quiet:
@@ -34,4 +45,4 @@ def run(args: argparse.Namespace) -> int:
                 print(f"ok: {entry.label} ({entry.package.package_id})")
     if not args.quiet:
         print(f"{good} valid, {bad} invalid")
-    return 2 if bad else 0
+    return EXIT_BAD_INPUT if bad else EXIT_OK

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import add_subparser, name_list
+from .common import add_force, add_subparser, name_list
 
 WRITER_CHOICES = ("membox", "engram", "flat")
 
@@ -54,8 +54,10 @@ def add_parser(subparsers: Any) -> None:
         subparsers, "write",
         "Build memory stores from LoCoMo conversations with the Membox or ENGRAM writer "
         "(or the flat baseline of raw turns). One store per conversation is written to "
-        "OUT/<sample_id>/ (manifest.json, store.sqlite, *.faiss, memories.jsonl); "
-        "--sample-id restricts the conversations. Offline by default.",
+        "OUT/<sample_id>/ (manifest.json, store.sqlite, *.faiss, memories.jsonl; a sample id that "
+        "is not a plain file name is made one, so nothing is written outside OUT); "
+        "--sample-id restricts the conversations. An existing store is replaced only with --force; "
+        "each store appears complete or not at all. Offline by default.",
         "memaudit write membox --locomo locomo10.json --out stores/membox --sample-id conv-26",
     )
     p.add_argument("writer", choices=WRITER_CHOICES, help="which writer builds the stores")
@@ -67,29 +69,41 @@ def add_parser(subparsers: Any) -> None:
                    help="membox: rank boxes by their raw turns too, not only topic, events "
                    "and keywords")
     p.add_argument("--json", action="store_true", help="one JSON line per store on stdout")
+    add_force(p, "existing stores")
     add_model_options(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..model.jsonio import OutputPath, unique_names
     from ..writers.builders import build_store
     from ..writers.embed import get_embedder
     from ..writers.export import export_store
     from ..writers.locomo_turns import load_locomo
     from ..writers.membox import MemboxParams
+    from ..writers.store import EXPORT, MANIFEST
 
     conversations = load_locomo(args.locomo, args.sample_id)
-    embedder = get_embedder(args.embedder)
     out = Path(args.out)
+    # Every output is checked before any work; directory names made from data stay inside OUT.
+    outputs = [
+        OutputPath(out / name, inputs=(Path(args.locomo),), force=args.force, kind="dir",
+                   marker=MANIFEST).check()
+        for name in unique_names([conv.sample_id for conv in conversations])
+    ]
+    embedder = get_embedder(args.embedder)
     total = time.perf_counter()
-    for conv in conversations:
+    for conv, output in zip(conversations, outputs):
         start = time.perf_counter()
         llm = make_llm(args, embedder) if args.writer != "flat" else None
         params = MemboxParams(index_turns=True) if args.writer == "membox" and args.index_turns else None
         store = build_store(args.writer, conv.turns, embedder, llm, sample_id=conv.sample_id,
                             params=params)
-        target = store.save(out / conv.sample_id)
-        exported = export_store(store, target)
+        with output.directory() as tmp:
+            store.save(tmp)
+            export_store(store, tmp)
+        target = output.path
+        exported = target / EXPORT
         seconds = time.perf_counter() - start
         summary = {"sample_id": conv.sample_id, "writer": args.writer, "store": str(target),
                    "export": str(exported), "embedder": embedder.spec, "seconds": round(seconds, 2),

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from ..errors import PackageError, UsageError
-from .artifact import artifact_records, is_artifact_dir, read_artifact_dir, write_artifact_files
+from .artifact import artifact_records, read_artifact_dir, write_artifact_files
 from .jsonio import OutputPath, dumps, read_bytes
 from .package import Package, package_from_json
 
@@ -55,10 +55,7 @@ def save_package(
         out.write_text(text + "\n")
         return dst
     if layout == "artifact":
-        out = OutputPath(dst, inputs=inputs, force=overwrite, kind="dir").check()
-        if dst.is_dir() and not dst.is_symlink() and not is_artifact_dir(dst) and any(dst.iterdir()):
-            raise UsageError(f"{dst} is a directory that is not an artifact package; it is never replaced, "
-                             "even with --force; choose a new directory")
+        out = OutputPath(dst, inputs=inputs, force=overwrite, kind="dir", marker="candidate_memories.jsonl").check()
         records = artifact_records(package)  # checks meta.artifact before anything is written
         with out.directory() as tmp:
             write_artifact_files(records, tmp)

@@ -548,6 +548,9 @@ class OutputPath:
     * files are written through a temporary file and renamed into place (:func:`write_atomic`);
       a directory (``kind="dir"``) is built under a temporary name beside it and renamed into
       place when complete, so a full disk or a permission error leaves nothing behind;
+    * an existing directory is replaced (with ``force``) only when it is empty or holds
+      ``marker`` (the file that shows it is this command's output, e.g. ``index.html``), so
+      ``--force`` never deletes a directory of other things;
     * the parent directory must be writable, which :meth:`check` tests before any work.
 
     Usage::
@@ -559,13 +562,14 @@ class OutputPath:
     """
 
     def __init__(self, path: str | Path, *, inputs: tuple[str | Path, ...] = (), force: bool = False,
-                 kind: str = "file") -> None:
+                 kind: str = "file", marker: str | None = None) -> None:
         if kind not in ("file", "dir"):
             raise ValueError(f"kind must be 'file' or 'dir', not {kind!r}")
         self.path = Path(path)
         self.inputs = tuple(Path(p) for p in inputs)
         self.force = force
         self.kind = kind
+        self.marker = marker
 
     def check(self) -> OutputPath:
         """Raise UsageError unless this output may be written; returns self."""
@@ -587,6 +591,10 @@ class OutputPath:
                 raise UsageError(f"{dst} is a directory; expected a file path")
             if self.kind == "dir" and not dst.is_dir():
                 raise UsageError(f"{dst} is a file; expected a directory path")
+            if self.kind == "dir" and any(dst.iterdir()) and not (self.marker and (dst / self.marker).exists()):
+                what = f"an earlier output (no {self.marker})" if self.marker else "empty"
+                raise UsageError(f"{dst} is a directory that is not {what}; it is never replaced, even "
+                                 "with --force; choose a new directory")
         parent = _existing_parent(dst)
         if not parent.is_dir():
             raise UsageError(f"{dst}: {parent} is not a directory")

@@ -47,8 +47,22 @@ def writer_ratios(records: list[dict[str, Any]]) -> dict[str, dict[float, list[f
     return out
 
 
-def make_report(results: str | Path, out_dir: str | Path) -> list[Path]:
-    """Write the figures and ``index.html`` into ``out_dir``; returns the files written."""
+def make_report(results: str | Path, out_dir: str | Path, *, force: bool = False) -> list[Path]:
+    """Write the figures and ``index.html`` into ``out_dir``; returns the files written.
+
+    The output rules are :class:`~memaudit_fast.model.jsonio.OutputPath`'s: an existing
+    ``out_dir`` is replaced only with ``force`` and only when it is an earlier report (holds
+    ``index.html``) or empty; the new report is built beside it and appears complete.
+    """
+    from ..model.jsonio import OutputPath
+
+    target = OutputPath(out_dir, inputs=(Path(results),), force=force, kind="dir", marker="index.html").check()
+    with target.directory() as tmp:
+        written = _draw_report(results, tmp)
+    return [Path(out_dir) / path.name for path in written]
+
+
+def _draw_report(results: str | Path, out_dir: str | Path) -> list[Path]:
     try:
         import matplotlib
 

@@ -28,6 +28,8 @@ class StoreError(WriterError):
 class LLMError(WriterError):
     """An LLM endpoint failed after all retries, or kept answering with invalid JSON."""
 
+    exit_code = 2  # the endpoint the user named, not a bug here
+
 
 def missing(package: str, purpose: str) -> DependencyMissing:
     """Build the error for an absent optional package, with the command that installs it."""

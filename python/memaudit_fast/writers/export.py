@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PackageError
+from ..model.jsonio import loads_strict
 from .store import EXPORT, MemoryStore
 
 EXPORT_FORMAT = "memaudit.memories/1"
@@ -62,11 +63,19 @@ def check_record(record: Any, where: str) -> dict[str, Any]:
 
 
 def write_export(records: Iterable[dict[str, Any]], path: str | Path) -> int:
-    """Write records as JSONL (checked, ids unique); return how many were written."""
+    """Write records as JSONL (checked, ids unique); return how many were written.
+
+    The file is written atomically: a bad record or a full disk leaves no partial export, and
+    a symbolic link at ``path`` is replaced, never written through.
+    """
+    from ..model.jsonio import write_atomic
+
     path = Path(path)
     seen: set[str] = set()
-    n = 0
-    with path.open("w", encoding="utf-8") as out:
+    count = 0
+
+    def write(out: Any) -> None:
+        nonlocal count
         for n, record in enumerate(records, start=1):
             check_record(record, f"record {n}")
             if record["memory_id"] in seen:
@@ -76,13 +85,16 @@ def write_export(records: Iterable[dict[str, Any]], path: str | Path) -> int:
                 )
             seen.add(record["memory_id"])
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
-    return n
+            count = n
+
+    write_atomic(path, write)
+    return count
 
 
 def export_store(store: MemoryStore, directory_or_file: str | Path) -> Path:
     """Write a store's export; a directory gets ``memories.jsonl`` inside it."""
     target = Path(directory_or_file)
-    if target.is_dir():
+    if target.is_dir() and not target.is_symlink():
         target = target / EXPORT
     write_export(store.export_records(), target)
     return target
@@ -97,10 +109,7 @@ def read_export(path: str | Path) -> Iterator[dict[str, Any]]:
             if not line.strip():
                 continue
             where = f"line {lineno}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise PackageError(f"not valid JSON ({exc.msg})", record=where, source=str(path)) from None
+            record = loads_strict(line, source=str(path), record=where)  # NaN, repeated keys, surrogates
             check_record(record, where)
             if record["memory_id"] in seen:
                 raise PackageError(

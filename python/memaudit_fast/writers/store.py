@@ -113,8 +113,11 @@ def blob_embedding(blob: bytes, dim: int) -> np.ndarray:
 
 
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+    from ..model.jsonio import write_atomic
+
     body = {"format": STORE_FORMAT, **manifest}
-    (directory / MANIFEST).write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(body, indent=2, sort_keys=True) + "\n"
+    write_atomic(directory / MANIFEST, lambda handle: handle.write(text))  # replaces a link, never follows it
 
 
 def write_store_manifest(directory: Path, store: Any, llm: str | None) -> None:
@@ -177,8 +180,8 @@ def load_database(path: Path) -> sqlite3.Connection:
 
 def copy_database(conn: sqlite3.Connection, path: Path) -> None:
     """Write an (in-memory or file) database to ``path`` through SQLite's backup API."""
-    if path.exists():
-        path.unlink()
+    if path.exists() or path.is_symlink():
+        path.unlink()  # a link is removed, never written through
     dest = sqlite3.connect(str(path))
     try:
         conn.backup(dest)
