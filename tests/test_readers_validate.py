@@ -1,0 +1,159 @@
+"""Readers: validate reports every error (up to a cap); the fast and the careful validator agree."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memaudit_fast.cli.main import main
+from memaudit_fast.errors import PackageError
+from memaudit_fast.model.compiled import compile_package
+from memaudit_fast.model.limits import current_limits
+from memaudit_fast.model.package import MAX_ERRORS, Package, _default_locator, _Validator, package_from_json
+from memaudit_fast.suites.small import DISTRIBUTIONS, generate_package
+from strategies import packages
+
+
+def base(n: int = 3) -> dict:
+    return {
+        "format": "memaudit.package/1", "package_id": "v/1", "budgets": [4],
+        "units": [{"unit_id": "u0", "weight": 1.0}],
+        "candidates": [{"candidate_id": f"c{i}", "cost": 1, "coverage": {"u0": 1.0}} for i in range(n)],
+    }
+
+
+def test_every_error_is_reported_with_its_record(tmp_path, capsys):
+    data = base(5)
+    data["candidates"][0]["cost"] = -1
+    data["candidates"][1]["cost"] = "2"
+    data["candidates"][2]["coverage"] = {"nope": 1}
+    data["candidates"][3]["text"] = 7
+    data["units"][0]["weight"] = True
+    data["budgets"] = [1, -3]
+    with pytest.raises(PackageError) as info:
+        Package.from_dict(data, source="m.json")
+    messages = [str(e) for e in info.value.errors]
+    assert len(messages) == 6, messages
+    for needle in ("candidates[0]: field 'cost'", "candidates[1]: field 'cost'", "candidates[2]: field 'coverage'",
+                   "candidates[3]: field 'text'", "units[0]: field 'weight'", "field 'budgets[1]'"):
+        assert any(needle in m for m in messages), (needle, messages)
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(data))
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("invalid: ") == 6 and "Traceback" not in err
+
+
+def test_errors_are_capped(tmp_path, capsys):
+    data = base(MAX_ERRORS + 30)
+    for c in data["candidates"]:
+        c["cost"] = -1
+    with pytest.raises(PackageError) as info:
+        Package.from_dict(data)
+    assert len(info.value.errors) == MAX_ERRORS and info.value.truncated
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(data))
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("invalid: ") == MAX_ERRORS + 1 and "the first 50 errors" in err
+
+
+def test_decoder_defects_and_field_errors_together():
+    text = json.dumps(base(3)).replace('"cost": 1', '"cost": NaN', 1).replace('"cost": 1', '"cost": -4', 1)
+    with pytest.raises(PackageError) as info:
+        package_from_json(text, source="x.json")
+    messages = [str(e) for e in info.value.errors]
+    assert len(messages) == 2
+    assert "candidates[0]: field 'cost': NaN" in messages[0] and "candidates[1]: field 'cost'" in messages[1]
+
+
+def careful(data: dict) -> Package:
+    return _Validator(copy.deepcopy(data), "x", _default_locator, current_limits()).run()
+
+
+def same(a: Package, b: Package) -> None:
+    assert a.data == b.data
+    for name in ("weights_rule", "unit_weights", "unit_saturations", "default_saturation",
+                 "candidate_groups", "candidate_times"):
+        assert getattr(a, name) == getattr(b, name), name
+    ca, cb = compile_package(a), compile_package(b)
+    for name in ("cost", "group_of", "weight", "indptr", "indices", "values", "times", "saturation_of"):
+        assert getattr(ca, name).tolist() == getattr(cb, name).tolist(), name
+    assert ca.group_ids == cb.group_ids and ca.saturations == cb.saturations
+
+
+@settings(max_examples=80)
+@given(packages(max_candidates=8, max_units=5))
+def test_fast_and_careful_validators_build_the_same_package(data):
+    try:
+        slow = careful(data)
+    except PackageError:
+        with pytest.raises(PackageError):
+            package_from_json(json.dumps(data))
+        return
+    fast = package_from_json(json.dumps(data), source="x")
+    same(fast, slow)
+
+
+@pytest.mark.parametrize("distribution", DISTRIBUTIONS)
+def test_small_suite_takes_the_fast_path_and_agrees(distribution):
+    data = generate_package(distribution, seed=3)
+    fast = package_from_json(json.dumps(data))
+    assert fast.arrays is not None  # the fast path answered
+    same(fast, careful(data))
+
+
+@settings(max_examples=60)
+@given(st.data())
+def test_mutations_are_judged_alike_by_both_paths(draw):
+    data = copy.deepcopy(draw.draw(packages(max_candidates=5, max_units=3)))
+    victim = draw.draw(st.sampled_from(["candidates", "units"]))
+    record = draw.draw(st.sampled_from(data[victim]))
+    key = draw.draw(st.sampled_from(sorted(record)))
+    record[key] = draw.draw(st.sampled_from([None, -1, "x", [], {}, True, 2**60, 0.5, "", {"u": -1}]))
+    text = json.dumps(data)
+    try:
+        slow = careful(data)
+    except PackageError as exc:
+        with pytest.raises(PackageError) as info:
+            package_from_json(text, source="x")
+        assert str(info.value).split(": ", 1)[1] == str(exc).split(": ", 1)[1]
+        return
+    same(package_from_json(text, source="x"), slow)
+
+
+def test_pwl_origin_may_be_omitted():
+    data = base(2)
+    data["objective"] = {"saturation": {"pwl": [[0.5, 0.7], [1, 1]]}}
+    package = package_from_json(json.dumps(data))
+    assert package.default_saturation.points == ((0.0, 0.0), (0.5, 0.7), (1.0, 1.0))
+    listed = copy.deepcopy(data)
+    listed["objective"]["saturation"]["pwl"].insert(0, [0, 0])
+    assert compile_package(Package.from_dict(listed)).objective([0]) == compile_package(package).objective([0])
+    one_point = copy.deepcopy(data)
+    one_point["objective"]["saturation"]["pwl"] = [[2, 1]]
+    assert Package.from_dict(one_point).default_saturation.points == ((0.0, 0.0), (2.0, 1.0))
+
+
+@pytest.mark.parametrize(
+    ("points", "needles"),
+    [
+        ([[0, 0.5], [1, 1]], ["pwl[0]", "[0, 0]"]),
+        ([[0, 0]], ["at least one point"]),
+        ([[0.5, 0.2], [1, 1]], ["pwl[1]", "concave"]),  # slope from the origin 0.4, then 1.6
+        ([[1, 1], [0.5, 1.2]], ["pwl[1]", "increase"]),
+        ([], ["non-empty list"]),
+    ],
+    ids=["origin-h-not-0", "only-origin", "convex-from-origin", "z-decreasing", "empty"],
+)
+def test_pwl_rules_with_the_origin(points, needles):
+    data = base(1)
+    data["units"][0]["saturation"] = {"pwl": points}
+    with pytest.raises(PackageError) as info:
+        Package.from_dict(data)
+    for needle in needles:
+        assert needle in str(info.value), str(info.value)
