@@ -141,7 +141,7 @@ def test_non_utf8_file_names_do_not_crash(tmp_path, capsys):
     for e in entries:
         e.label.encode("utf-8")  # labels are always printable
     assert main(["validate", str(d)]) == 2
-    out, err = capsys.readouterr()
+    _, err = capsys.readouterr()
     assert "\\xfe" in err and "Traceback" not in err
 
 

@@ -13,7 +13,13 @@ from memaudit_fast.cli.main import main
 from memaudit_fast.errors import PackageError
 from memaudit_fast.model.compiled import compile_package
 from memaudit_fast.model.limits import current_limits
-from memaudit_fast.model.package import MAX_ERRORS, Package, _default_locator, _Validator, package_from_json
+from memaudit_fast.model.package import (
+    MAX_ERRORS,
+    Package,
+    _default_locator,
+    _Validator,
+    package_from_json,
+)
 from memaudit_fast.suites.small import DISTRIBUTIONS, generate_package
 from strategies import packages
 

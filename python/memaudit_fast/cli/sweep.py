@@ -14,7 +14,15 @@ from ..evaluate.baselines import WRITERS, check_writers, writer_context, writer_
 from ..model.package import Package
 from ..model.sets import iter_set_entries
 from ..solve.certify import SOLVERS, certify
-from .common import add_subparser, name_list, number_list, print_json_line, print_table
+from .common import (
+    add_subparser,
+    failure_text,
+    finished_exit_code,
+    name_list,
+    number_list,
+    print_json_line,
+    print_table,
+)
 
 EXIT_SOME_FAILED = 3
 
@@ -89,7 +97,7 @@ def sweep_package(package: Package, args: argparse.Namespace) -> list[dict[str, 
 def run(args: argparse.Namespace) -> int:
     check_writers(args.writers)
     args.drop = parse_drop(args.drop) if args.drop is not None else None
-    failures = 0
+    failures = done = 0
     table: list[dict[str, Any]] = []
     for entry in iter_set_entries(args.paths):
         try:
@@ -105,8 +113,9 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print_json_line(record)
             else:
-                print(f"failed: {entry.label}: {exc}", file=sys.stderr)
+                print(f"failed: {failure_text(entry.label, exc)}", file=sys.stderr)
             continue
+        done += 1
         for record in records:
             if args.json:
                 print_json_line(record)
@@ -114,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
                 table.append(record)
     if not args.json:
         print_sweep_table(table, args.writers, args.drop)
-    return EXIT_SOME_FAILED if failures else 0
+    return finished_exit_code(done, failures)
 
 
 def print_sweep_table(records: list[dict[str, Any]], writers: list[str], drop: tuple[str, ...] | None) -> None:

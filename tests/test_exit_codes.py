@@ -1,0 +1,106 @@
+"""One exit-code rule for every command: 0 ok, 2 bad input or usage, 3 finished with
+failures, 1 internal error, 130 interrupted; failure lines do not repeat their label."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+
+import pytest
+
+from memaudit_fast.cli import main as cli_main
+from memaudit_fast.cli.common import finished_exit_code
+from memaudit_fast.cli.main import main
+from memaudit_fast.writers.errors import LLMError
+
+
+def good() -> dict:
+    return {
+        "format": "memaudit.package/1", "package_id": "x/1", "budgets": [2],
+        "units": [{"unit_id": "u", "weight": 1.0}],
+        "candidates": [{"candidate_id": "c", "cost": 1, "coverage": {"u": 1.0}}],
+    }
+
+
+@pytest.mark.parametrize("command", [
+    ["solve", "missing.json"], ["info", "missing.json"], ["validate", "missing.json"],
+    ["convert", "missing.json", "out.json"], ["sweep", "missing.json", "--budgets", "2"],
+    ["certify", "missing.jsonl", "--package", "missing.json"], ["score", "missing.json", "--ids", "c", "--budget", "2"],
+])
+def test_missing_inputs_exit_2_everywhere(tmp_path, monkeypatch, capsys, command):
+    monkeypatch.chdir(tmp_path)
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "missing" in err
+
+
+def test_some_failed_is_3_all_failed_is_2(tmp_path, capsys):
+    ok = tmp_path / "ok.json"
+    ok.write_text(json.dumps(good()))
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    assert main(["solve", str(ok), str(bad)]) == 3
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if x.startswith("failed:"))
+    assert line.count(str(bad)) == 1  # "x.json: x.json: ..." never
+    assert main(["solve", str(bad)]) == 2
+    assert finished_exit_code(5, 0) == 0 and finished_exit_code(5, 1) == 3 and finished_exit_code(0, 2) == 2
+
+
+def test_info_on_a_set_says_it_takes_one_package(tmp_path, capsys):
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(good()) + "\n" + json.dumps(good()) + "\n")
+    assert main(["info", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "one package" in err and "not valid JSON" not in err
+
+
+def run_with(monkeypatch, exc: BaseException) -> int:
+    def boom(args: argparse.Namespace) -> int:
+        raise exc
+
+    parser = cli_main.build_parser()
+    real = parser.parse_args
+
+    def parse(argv=None):
+        args = real(argv)
+        args.run = boom
+        return args
+
+    monkeypatch.setattr(parser, "parse_args", parse)
+    monkeypatch.setattr(cli_main, "build_parser", lambda: parser)
+    return main(["validate", "x"])
+
+
+@pytest.mark.parametrize(
+    ("exc", "code", "needle"),
+    [
+        (RuntimeError("bug"), 1, "internal error"),
+        (KeyboardInterrupt(), 130, "interrupted"),
+        (OSError(errno.ENOSPC, "No space left on device"), 2, "No space left"),
+        (PermissionError(errno.EACCES, "Permission denied", "/x"), 2, "Permission denied"),
+        (RecursionError(), 2, "nests too deeply"),
+        (LLMError("cannot reach http://localhost:9: connection refused"), 2, "cannot reach"),
+    ],
+    ids=["internal", "interrupt", "disk-full", "permission", "recursion", "llm-unreachable"],
+)
+def test_exceptions_map_to_one_code_without_traceback(monkeypatch, capsys, exc, code, needle):
+    assert run_with(monkeypatch, exc) == code
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+
+
+def test_unreachable_llm_endpoint_exits_2(tmp_path, capsys):
+    pytest.importorskip("faiss")
+    from memaudit_fast.writers.sample import mini_locomo
+
+    src = tmp_path / "l.json"
+    src.write_text(json.dumps([mini_locomo()]))
+    code = main(["write", "membox", "--locomo", str(src), "--out", str(tmp_path / "o"), "--embedder", "hashing:64",
+                 "--llm", "openai", "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m",
+                 "--llm-retries", "0", "--llm-timeout", "2"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert not (tmp_path / "o" / "conv-26").exists() or not any((tmp_path / "o").rglob("memories.jsonl"))
