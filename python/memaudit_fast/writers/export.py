@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PackageError
-from ..model.jsonio import loads_strict
+from ..model.jsonio import iter_lines, loads_strict
+from ..model.limits import current_limits
 from .store import EXPORT, MemoryStore
 
 EXPORT_FORMAT = "memaudit.memories/1"
@@ -101,20 +102,23 @@ def export_store(store: MemoryStore, directory_or_file: str | Path) -> Path:
 
 
 def read_export(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Read and validate an export file line by line."""
+    """Read and validate an export file line by line (the strict reader: regular files only,
+    caps per line and per file, bad bytes and values reported with their line)."""
     path = Path(path)
     seen: set[str] = set()
-    with path.open(encoding="utf-8") as lines:
-        for lineno, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            where = f"line {lineno}"
-            record = loads_strict(line, source=str(path), record=where)  # NaN, repeated keys, surrogates
-            check_record(record, where)
-            if record["memory_id"] in seen:
-                raise PackageError(
-                    f"duplicate memory_id {record['memory_id']!r}", record=where,
-                    field="memory_id", source=str(path),
-                )
-            seen.add(record["memory_id"])
-            yield record
+    limits = current_limits()
+    for lineno, line in iter_lines(path, line_cap=limits.max_file_bytes, stream_cap=limits.max_set_bytes):
+        if isinstance(line, PackageError):
+            raise line
+        if not line.strip():
+            continue
+        where = f"line {lineno}"
+        record = loads_strict(line, source=str(path), record=where)  # UTF-8, NaN, repeated keys, surrogates
+        check_record(record, where)
+        if record["memory_id"] in seen:
+            raise PackageError(
+                f"duplicate memory_id {record['memory_id']!r}", record=where,
+                field="memory_id", source=str(path),
+            )
+        seen.add(record["memory_id"])
+        yield record
