@@ -1,0 +1,68 @@
+"""Reader throughput on MEMAUDIT-Small: read, validate and compile one JSONL line per package.
+
+This is the per-package work a batch worker does before its solves. The fast path (msgspec
+decoding and typed checking, cross-references as set operations, arrays built in the same
+pass) is timed against the careful path (Python's json with hooks and the validator that
+words every error), which the fast path falls back to on any doubt. Every compiled package
+is checked against the careful path's, so a fast wrong answer fails the benchmark.
+
+    python -m pytest bench/bench_readers.py --benchmark-only -s
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import pytest
+
+from memaudit_fast.model.compiled import compile_package
+from memaudit_fast.model.jsonio import loads_strict
+from memaudit_fast.model.limits import current_limits
+from memaudit_fast.model.package import _default_locator, _Validator
+from memaudit_fast.model.sets import iter_raw_members, parse_member, write_package_set
+from memaudit_fast.suites.small import DISTRIBUTIONS, generate_package
+
+SEEDS = 50  # x 8 distributions = 400 packages of about 17 KB
+
+
+@pytest.fixture(scope="module")
+def members(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str, str]]:
+    path = tmp_path_factory.mktemp("readers") / "small.jsonl"
+    write_package_set([generate_package(d, seed=s) for s in range(SEEDS) for d in DISTRIBUTIONS], path)
+    return list(iter_raw_members([path]))
+
+
+def careful(member: tuple[str, str, str]):
+    data = loads_strict(member[2], source=member[0])
+    return _Validator(data, member[0], _default_locator, current_limits()).run()
+
+
+def test_read_validate_compile(benchmark, members):
+    def run() -> list:
+        return [compile_package(parse_member(m)) for m in members]
+
+    compiled = benchmark.pedantic(run, rounds=5, iterations=1)
+    for member, fast in zip(members[::20], compiled[::20]):
+        slow = compile_package(careful(member))
+        assert fast.cost.tolist() == slow.cost.tolist() and fast.values.tolist() == slow.values.tolist()
+        assert fast.indices.tolist() == slow.indices.tolist() and fast.group_of.tolist() == slow.group_of.tolist()
+        assert fast.package.data == copy.deepcopy(slow.package.data)
+    start = time.process_time()
+    for member in members:
+        compile_package(careful(member))
+    careful_seconds = time.process_time() - start
+    per_second = len(members) / benchmark.stats.stats.median
+    ratio = careful_seconds / benchmark.stats.stats.median
+    benchmark.extra_info["packages_per_second_per_core"] = round(per_second)
+    benchmark.extra_info["speedup_over_careful_path"] = round(ratio, 2)
+    print(f"\n{len(members)} packages ({sum(len(m[2]) for m in members) // len(members)} bytes each): "
+          f"{per_second:.0f} packages/s read+validate+compile, {ratio:.1f}x the careful path")
+    assert ratio > 1.0  # the fast path must not be slower than the path it falls back to
+
+
+def test_fallback_keeps_the_careful_message(members):
+    text = members[0][2].replace('"cost": ', '"cost": -', 1)
+    with pytest.raises(Exception) as info:
+        parse_member((members[0][0], "text", text))
+    assert "field 'cost'" in str(info.value) and ">= 0" in str(info.value)
