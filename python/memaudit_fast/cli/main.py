@@ -89,6 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except UnicodeError as exc:  # text that a reader did not check: bad input, said plainly
+        print(f"{name}: error: not valid UTF-8 text ({exc})", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except RecursionError:
         print(f"{name}: error: the input nests too deeply to process", file=sys.stderr)
         return EXIT_BAD_INPUT

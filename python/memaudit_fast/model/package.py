@@ -816,6 +816,9 @@ def _objective_is_finite(indices: list[int], values: list[float], weights: list[
                          sats: list[SaturationSpec]) -> bool:
     """F of the whole candidate set stays within double range (the fast form of
     :func:`finite_range_problem`)."""
+    if all(s.name == "cap1" for s in sats):  # h <= 1, so F <= the sum of the weights
+        total_weight = sum(weights)
+        return math.isfinite(total_weight) and total_weight <= 1e300
     import numpy as np
 
     reach = np.bincount(np.asarray(indices, dtype=np.intp), weights=np.asarray(values, dtype=np.float64),

@@ -7,11 +7,10 @@ value and ratio as ``writer_<name>_value`` / ``writer_<name>_ratio``, and the ce
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import PackageError, UsageError
+from ..errors import UsageError
 from ..model.jsonio import check_output_path
 
 SCALARS = (
@@ -34,14 +33,16 @@ def flatten(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:
+    from ..model.jsonio import (  # the strict reader: caps, regular files, UTF-8
+        loads_strict,
+        read_text,
+    )
+
     records = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_text(Path(path)).splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            raise PackageError("not a JSON record", source=str(path), record=f"line {number}") from None
+        records.append(loads_strict(line, source=str(path), record=f"line {number}"))
     return records
 
 
