@@ -185,3 +185,18 @@ def test_invalid_utf8_byte_is_located(tmp_path):
     path.write_bytes(b'{"format": "memaudit.package/1",\n "package_id": "\xc3("}')
     with pytest.raises(PackageError, match="line 2 column 17.*0xc3"):
         load_package(path)
+
+
+def test_bad_values_give_record_field_line_and_column(tmp_path):
+    text = json.dumps(base(), indent=1)
+    text = text.replace('"weight": 1.0', '"weight": Infinity').replace('"cost": 1', '"cost": -1e999')
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    with pytest.raises(PackageError) as info:
+        load_package(path)
+    messages = [str(e) for e in info.value.errors]
+    lines = text.splitlines()
+    weight_line = next(k for k, t in enumerate(lines, 1) if "Infinity" in t)
+    cost_line = next(k for k, t in enumerate(lines, 1) if "1e999" in t)
+    assert any("units[0]: field 'weight'" in m and f"line {weight_line} column" in m for m in messages), messages
+    assert any("candidates[0]: field 'cost'" in m and f"line {cost_line} column" in m for m in messages), messages

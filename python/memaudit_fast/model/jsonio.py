@@ -101,6 +101,10 @@ class _BadValue:
         self.found = found
         self.problem = problem
 
+    def at(self, where: str) -> None:
+        """Add where the value is in the text (line and column) to the problem."""
+        self.problem = f"{self.problem} ({where})"
+
 
 class _Duplicates:
     """Dict key under which the careful decoder records the keys an object repeats."""
@@ -141,11 +145,40 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
     return out
 
 
-_DECODER = json.JSONDecoder(
-    parse_constant=_parse_constant, parse_float=_parse_float, parse_int=_parse_int,
-    object_pairs_hook=_pairs,
-)
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
+# Strings (skipped) and the values the careful decoder may turn into markers, in text order.
+_VALUE_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?', re.DOTALL)
+
+
+def _decoder(markers: list[_BadValue]) -> json.JSONDecoder:
+    """A careful decoder that records, in text order, every marker it makes."""
+
+    def keep(marker: Any) -> Any:
+        if isinstance(marker, _BadValue):
+            markers.append(marker)
+        return marker
+
+    return json.JSONDecoder(
+        parse_constant=lambda name: keep(_parse_constant(name)),
+        parse_float=lambda text: keep(_parse_float(text)),
+        parse_int=lambda text: keep(_parse_int(text)),
+        object_pairs_hook=_pairs,
+    )
+
+
+def _bad_token(token: str) -> bool:
+    if token in ("NaN", "Infinity", "-Infinity"):
+        return True
+    if any(c in token for c in ".eE"):
+        return float(token) in (float("inf"), float("-inf"))
+    return len(token) > _MAX_INT_DIGITS
+
+
+def _locate_markers(text: str, markers: list[_BadValue], at: Callable[[int], str]) -> None:
+    """Give each marker the line and column of its value (the k-th bad token is the k-th marker)."""
+    positions = (m.start() for m in _VALUE_TOKEN.finditer(text) if m.group()[0] != '"' and _bad_token(m.group()))
+    for marker, pos in zip(markers, positions):
+        marker.at(at(pos))
 
 
 def _line_column(text: str, pos: int) -> str:
@@ -190,8 +223,12 @@ def parse_careful(text: str, *, source: str, record: str | None = None) -> Any:
             "(raise MEMAUDIT_MAX_DEPTH if genuine)",
             source=source, record=at(deep),
         )
+    markers: list[_BadValue] = []
     try:
-        return _DECODER.decode(text)
+        data = _decoder(markers).decode(text)
+        if markers:
+            _locate_markers(text, markers, at)
+        return data
     except json.JSONDecodeError as exc:
         where = at(exc.pos)
         hint = "; the file may be truncated or hand-edited" if record is None else ""
