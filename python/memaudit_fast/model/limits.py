@@ -56,13 +56,34 @@ class Limits:
         return cls(**values)
 
 
-_cache: tuple[tuple[str | None, ...], Limits] | None = None
+_NAMES = tuple("MEMAUDIT_" + f.name.upper() for f in fields(Limits))
+_cache: tuple[tuple[object, ...], Limits] | None = None
+
+
+def _env_key() -> tuple[object, ...]:
+    # os.environ keeps its encoded copy in _data (CPython); looking names up there directly is
+    # a C-level dict.get, which matters when every package of a batch asks.
+    data = getattr(os.environ, "_data", None)
+    encode = getattr(os.environ, "encodekey", None)
+    if isinstance(data, dict) and encode is not None:
+        return tuple(map(data.get, _encoded_names(encode)))
+    return tuple(map(os.environ.get, _NAMES))
+
+
+_encoded: tuple[object, ...] | None = None
+
+
+def _encoded_names(encode: object) -> tuple[object, ...]:
+    global _encoded
+    if _encoded is None:
+        _encoded = tuple(encode(name) for name in _NAMES)  # type: ignore[operator]
+    return _encoded
 
 
 def current_limits() -> Limits:
     """The limits in force (read from the environment; cached until it changes)."""
     global _cache
-    key = tuple(os.environ.get("MEMAUDIT_" + f.name.upper()) for f in fields(Limits))
+    key = _env_key()
     if _cache is None or _cache[0] != key:
         _cache = (key, Limits.from_env())
     return _cache[1]
