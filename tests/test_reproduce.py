@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from memaudit_fast.cli.main import main
 from memaudit_fast.errors import UsageError
 from memaudit_fast.evaluate.baselines import run_writer
-from memaudit_fast.experiments.reproduce.run import (
+from memaudit_fast.experiments.reproduce import (
     PARTIAL_LEVEL,
     RANKED_WRITERS,
     RATIO_TOLERANCE,
