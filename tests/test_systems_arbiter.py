@@ -20,11 +20,11 @@ from memaudit_fast.systems.arbiter import (
     EmbeddingJudge,
     LLMJudge,
     Thresholds,
-    _best_f1,
     calibrate,
     snap,
     split_sentences,
 )
+from memaudit_fast.systems.arbiter.calibration import _best_f1
 from memaudit_fast.writers.embed import get_embedder
 
 EXAMPLE = example_package_path()
