@@ -48,7 +48,13 @@ reproducible.
 from __future__ import annotations
 
 from .cache import ArbiterCache, config_hash, text_hash
-from .calibration import FULL_LABEL, RAW_REPRESENTATIONS, calibrate
+from .calibration import (
+    CHOOSING_EMBEDDERS,
+    FULL_LABEL,
+    RAW_REPRESENTATIONS,
+    calibrate,
+    embedder_choice,
+)
 from .core import Arbiter
 from .judges import (
     DEFAULT_THRESHOLDS,
@@ -66,8 +72,8 @@ from .judges import (
 )
 
 __all__ = [
-    "DEFAULT_THRESHOLDS", "DEFAULT_TOP_K", "FULL_LABEL", "LEVELS", "RAW_REPRESENTATIONS",
+    "CHOOSING_EMBEDDERS", "DEFAULT_THRESHOLDS", "DEFAULT_TOP_K", "FULL_LABEL", "LEVELS", "RAW_REPRESENTATIONS",
     "TOP_K_CHOICES", "Arbiter", "ArbiterCache", "EmbeddingJudge", "Judge", "LLMJudge",
-    "Thresholds", "calibrate", "config_hash", "default_thresholds", "sentence_scores", "snap",
+    "Thresholds", "calibrate", "config_hash", "default_thresholds", "embedder_choice", "sentence_scores", "snap",
     "split_sentences", "text_hash",
 ]

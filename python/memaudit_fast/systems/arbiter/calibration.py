@@ -130,3 +130,28 @@ def calibrate(
     best = max(fits, key=lambda f: (f[0], f[1]))[2]
     best.stats["top_k_f1"] = {str(-f[1]): round(f[0], 4) for f in fits}
     return best
+
+
+#: Embedder names that choose for the user: ``auto`` is wordllama when installed, else
+#: hashing (the writers' rule); ``best`` calibrates every offline embedder and keeps the
+#: judge that best reproduces the package's annotations.
+CHOOSING_EMBEDDERS = ("auto", "best")
+
+
+def embedder_choice(spec: Any) -> tuple[list[Any], str | None]:
+    """The embedders to calibrate for ``spec``, and in words how the choice is made.
+
+    ``auto`` gives one embedder, ``best`` every offline one; any other name or an embedder
+    object is used as it is (no choice to report).
+    """
+    from ...writers.embed import wordllama_available
+
+    installed = wordllama_available()
+    if spec == "auto":
+        if installed:
+            return ["wordllama"], "auto: wordllama is installed"
+        return ["hashing"], "auto: wordllama is not installed, so hashing"
+    if spec == "best":
+        names = ["hashing", *(["wordllama"] if installed else [])]
+        return names, f"best: the highest partial F1 of {', '.join(names)}"
+    return [spec], None
