@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from memaudit_fast import _core
 from memaudit_fast.errors import UsageError
 from memaudit_fast.evaluate.baselines import (
-    WRITERS,
+    BASELINE_WRITERS,
     WriterContext,
     ratio_of,
     run_writer,
@@ -26,7 +26,7 @@ from oracles.packages import density_trap
 from oracles.writers import brute_force, install_brute_force_solver, is_feasible, reference_store
 from strategies import packages
 
-REFERENCED = [w for w in WRITERS if w != "random"]
+REFERENCED = [w for w in BASELINE_WRITERS if w != "random"]
 
 
 @settings(max_examples=80)
@@ -43,7 +43,7 @@ def test_every_writer_is_feasible_and_below_opt(data, budget, seed):
     pkg = Package.from_dict(data)
     opt, _ = brute_force(pkg, budget)
     results = run_writers(pkg, budget, opt=opt, seed=seed)
-    assert set(results) == set(WRITERS)
+    assert set(results) == set(BASELINE_WRITERS)
     for name, r in results.items():
         assert is_feasible(pkg, r.selected, budget), name
         assert r.cost <= budget
