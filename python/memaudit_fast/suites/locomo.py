@@ -75,12 +75,15 @@ from ..errors import UsageError
 from .costs import budgets_from_fractions, check_budgets, get_cost_model
 from .locomo_reader import (
     CATEGORY_NAMES,
+    DIA_ID,
+    SESSION_KEY,
     Turn,
     conversation_header,
     dia_ids,
     read_locomo,
     read_turns,
     speakers_of,
+    turn_text,
 )
 
 __all__ = [
@@ -113,6 +116,14 @@ _STOPWORDS = frozenset(
     image
     """.split()
 )
+
+
+# The names these helpers had here before the one reader (locomo_reader) took them over.
+_Turn = Turn
+_read_turns = read_turns
+_turn_text = turn_text
+_SESSION = SESSION_KEY
+_DIA_ID = DIA_ID
 
 
 @dataclass

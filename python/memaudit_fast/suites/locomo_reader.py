@@ -36,7 +36,7 @@ CATEGORY_NAMES: dict[int, str] = {
 
 SESSION_KEY = re.compile(r"^session_(\d+)$")
 # A stray colon after the D is a known defect of the public file ("D:11:26").
-_DIA_ID = re.compile(r"D:?(\d+):(\d+)")
+DIA_ID = re.compile(r"D:?(\d+):(\d+)")
 _LOCOMO_DATE = re.compile(
     r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.IGNORECASE
 )
@@ -165,7 +165,7 @@ def dia_ids(text: str) -> list[str]:
     ``"D8:6; D9:17"`` gives two ids, ``"D:11:26"`` gives ``D11:26``; a string without an id
     gives none.
     """
-    return [f"D{s}:{t}" for s, t in _DIA_ID.findall(text)]
+    return [f"D{s}:{t}" for s, t in DIA_ID.findall(text)]
 
 
 def parse_locomo_date(text: str) -> str | None:

@@ -103,3 +103,14 @@ def write_outputs(run: Reproduction, out_dir: str | Path, *, overwrite: bool = F
 
     write_atomic(paths[2], lines)
     return paths
+
+
+def __getattr__(name: str) -> Any:
+    """The names this module held before the split (config, measures, summaries, the report)
+    still resolve here, so that imports from ``experiments.reproduce.run`` keep working."""
+    from . import config, measure, render, summary
+
+    for module in (config, measure, summary, render):
+        if hasattr(module, name):
+            return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
