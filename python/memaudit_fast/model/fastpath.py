@@ -1,0 +1,214 @@
+"""The fast path of package validation.
+
+msgspec checks every type in one C pass (:class:`_Schema`); the cross-references are set
+operations; the coverage arrays for :func:`.compiled.compile_package` are built in the same
+pass. It answers only "valid" (with the same fields the careful validator would build) or
+"look closer" (``None``): any doubt goes to :class:`.validate._Validator`, which finds and
+words every error.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal, Union
+
+import msgspec
+
+from .jsonio import MAX_EXACT_INT, _fast_encode
+from .limits import Limits
+from .spec import OWN_GROUP, SATURATIONS, SaturationSpec, _default_locator
+from .validate import _Full, _Stop, _Validator
+
+_Id = Annotated[str, msgspec.Meta(min_length=1)]
+_Finite = Annotated[float, msgspec.Meta(ge=-1.7976931348623157e308, le=1.7976931348623157e308)]
+_NonNeg = Union[Annotated[int, msgspec.Meta(ge=0, le=MAX_EXACT_INT)],  # noqa: UP007 - a runtime type
+                Annotated[float, msgspec.Meta(ge=0, le=1.7976931348623157e308)]]
+_Real = Union[Annotated[int, msgspec.Meta(ge=-MAX_EXACT_INT, le=MAX_EXACT_INT)], _Finite]  # noqa: UP007
+
+
+class _Experience(msgspec.Struct):
+    experience_id: _Id
+    timestamp: _Real | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Unit(msgspec.Struct):
+    unit_id: _Id
+    weight: _NonNeg | msgspec.UnsetType = msgspec.UNSET
+    saturation: Any = msgspec.UNSET
+    text: str | msgspec.UnsetType = msgspec.UNSET
+    kind: str | msgspec.UnsetType = msgspec.UNSET
+    state: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Candidate(msgspec.Struct):
+    candidate_id: _Id
+    cost: _NonNeg
+    coverage: dict[str, _NonNeg]
+    experience_id: _Id | None = None
+    group: _Id | msgspec.UnsetType = msgspec.UNSET
+    representation: str | msgspec.UnsetType = msgspec.UNSET
+    text: str | msgspec.UnsetType = msgspec.UNSET
+    timestamp: _Real | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Query(msgspec.Struct):
+    query_id: _Id
+    required_unit_ids: list[str]
+
+
+class _Schema(msgspec.Struct):
+    format: Literal["memaudit.package/1"]
+    package_id: _Id
+    units: Annotated[list[_Unit], msgspec.Meta(min_length=1)]
+    candidates: Annotated[list[_Candidate], msgspec.Meta(min_length=1)]
+    experiences: list[_Experience] = []
+    queries: list[_Query] = []
+    objective: dict[str, Any] = {}
+    budgets: Annotated[list[_NonNeg], msgspec.Meta(min_length=1)] | msgspec.UnsetType = msgspec.UNSET
+    budget: _NonNeg | msgspec.UnsetType = msgspec.UNSET
+    cost_model: str | msgspec.UnsetType = msgspec.UNSET
+    meta: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+
+
+_UNSET = msgspec.UNSET
+_NAMED = {name: SaturationSpec(name) for name in SATURATIONS}
+
+
+def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, Any] | None:
+    """The validated package when every check passes at once; None when in doubt."""
+    try:
+        pkg = msgspec.convert(data, _Schema)
+    except msgspec.ValidationError:
+        return None
+    units, cands, exps, queries = pkg.units, pkg.candidates, pkg.experiences, pkg.queries
+    if (len(cands) > limits.max_candidates or len(units) > limits.max_units
+            or (pkg.budgets is not _UNSET and (pkg.budget is not _UNSET or len(pkg.budgets) > limits.max_budgets))):
+        return None
+    unit_index = {u.unit_id: r for r, u in enumerate(units)}
+    exp_index = {e.experience_id: i for i, e in enumerate(exps)}
+    if (len(unit_index) != len(units) or len(exp_index) != len(exps)
+            or len({c.candidate_id for c in cands}) != len(cands)
+            or len({q.query_id for q in queries}) != len(queries)):
+        return None
+    unit_keys = unit_index.keys()
+    for q in queries:
+        if not unit_keys >= set(q.required_unit_ids):
+            return None
+
+    objective = pkg.objective
+    default_sat = _NAMED["cap1"]
+    if objective:
+        spec = objective.get("saturation", "cap1")
+        default_sat = _NAMED.get(spec) if isinstance(spec, str) else _slow_saturation(spec, limits)  # type: ignore[assignment]
+        if default_sat is None:
+            return None
+    unit_sats = [default_sat] * len(units)
+    weights: list[float] = []
+    weighted = 0
+    for r, u in enumerate(units):
+        if u.weight is not _UNSET:
+            weighted += 1
+            weights.append(float(u.weight))
+        if u.saturation is not _UNSET:
+            spec = u.saturation
+            sat = _NAMED.get(spec) if isinstance(spec, str) else _slow_saturation(spec, limits)
+            if sat is None:
+                return None
+            unit_sats[r] = sat
+    if weighted == len(units):
+        rule = "explicit"
+    elif weighted == 0 and queries:
+        demand = dict.fromkeys(unit_index, 0.0)
+        for q in queries:
+            for ref in q.required_unit_ids:
+                demand[ref] += 1.0
+        weights = list(demand.values())
+        rule = "query_demand"
+    else:
+        return None
+
+    exp_time = {e.experience_id: float(e.timestamp) for e in exps if e.timestamp is not _UNSET}
+    groups: list[str] = []
+    times: list[float] = []
+    indptr = [0]
+    indices: list[int] = []
+    values: list[float] = []
+    nonzeros = 0
+    lookup = unit_index.__getitem__
+    for i, c in enumerate(cands):
+        cov = c.coverage
+        if cov:
+            if not cov.keys() <= unit_keys:
+                return None
+            nonzeros += len(cov)
+            if 0 in cov.values():  # zero entries never change F: the arrays leave them out
+                kept = [(k, v) for k, v in cov.items() if v > 0]
+                indices.extend(lookup(k) for k, _ in kept)
+                values.extend(v for _, v in kept)
+            else:
+                indices.extend(map(lookup, cov))
+                values.extend(cov.values())
+        indptr.append(len(indices))
+        exp_id = c.experience_id
+        if exp_id is None:
+            groups.append(OWN_GROUP + c.candidate_id if c.group is _UNSET else c.group)
+        else:
+            if exps and exp_id not in exp_index:
+                return None
+            groups.append(exp_id if c.group is _UNSET else c.group)
+        if c.timestamp is not _UNSET:
+            times.append(float(c.timestamp))
+        elif exp_id is not None and exp_id in exp_time:
+            times.append(exp_time[exp_id])
+        elif exp_id is not None and exp_id in exp_index:
+            times.append(float(exp_index[exp_id]))
+        else:
+            times.append(float(i))
+    costs = [float(c.cost) for c in cands]
+    if nonzeros > limits.max_nonzeros or not math.isfinite(sum(costs)):
+        return None
+    if not _objective_is_finite(indices, values, weights, unit_sats):
+        return None
+    return {
+        "data": data, "source": source, "weights_rule": rule, "unit_weights": weights,
+        "unit_saturations": unit_sats, "default_saturation": default_sat, "candidate_groups": groups,
+        "candidate_times": times, "arrays": (costs, indptr, indices, values),
+    }
+
+
+def _objective_is_finite(indices: list[int], values: list[float], weights: list[float],
+                         sats: list[SaturationSpec]) -> bool:
+    """F of the whole candidate set stays within double range (the fast form of
+    :func:`finite_range_problem`)."""
+    if all(s.name == "cap1" for s in sats):  # h <= 1, so F <= the sum of the weights
+        total_weight = sum(weights)
+        return math.isfinite(total_weight) and total_weight <= 1e300
+    import numpy as np
+
+    reach = np.bincount(np.asarray(indices, dtype=np.intp), weights=np.asarray(values, dtype=np.float64),
+                        minlength=len(weights))
+    names = {s.name for s in sats}
+    if names == {"cap1"}:
+        h = np.minimum(reach, 1.0)
+    else:
+        h = np.array([min(1.0, z) if s.name == "cap1" else z if s.name == "linear" else math.log1p(z)
+                      if s.name == "log1p" else s.points[-1][1] for z, s in zip(reach.tolist(), sats)])
+    with np.errstate(all="ignore"):
+        total = float(np.dot(np.asarray(weights, dtype=np.float64), h))
+    return math.isfinite(total) and total <= 1e300
+
+
+def _encodable(data: Any) -> bool:
+    """True when ``data`` can be written as JSON (strings from Python may hold lone surrogates)."""
+    try:
+        _fast_encode(data)
+    except (msgspec.EncodeError, TypeError, ValueError, RecursionError, OverflowError):
+        return False
+    return True
+
+
+def _slow_saturation(spec: Any, limits: Limits) -> SaturationSpec | None:
+    try:
+        return _Validator({}, None, _default_locator, limits).saturation(spec, None, "saturation")
+    except (_Stop, _Full):
+        return None
