@@ -10,6 +10,7 @@ words every error.
 from __future__ import annotations
 
 import math
+from itertools import accumulate, chain
 from typing import Annotated, Any, Literal, Union
 
 import msgspec
@@ -128,42 +129,35 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
         return None
 
     exp_time = {e.experience_id: float(e.timestamp) for e in exps if e.timestamp is not _UNSET}
-    groups: list[str] = []
-    times: list[float] = []
-    indptr = [0]
-    indices: list[int] = []
-    values: list[float] = []
-    nonzeros = 0
+    # Whole-list steps (C loops) instead of Python work per candidate.
+    covs = [c.coverage for c in cands]
+    if not unit_keys >= set().union(*covs):
+        return None
+    nonzeros = sum(map(len, covs))
+    indptr = list(accumulate(map(len, covs), initial=0))
     lookup = unit_index.__getitem__
-    for i, c in enumerate(cands):
-        cov = c.coverage
-        if cov:
-            if not cov.keys() <= unit_keys:
-                return None
-            nonzeros += len(cov)
-            if 0 in cov.values():  # zero entries never change F: the arrays leave them out
-                kept = [(k, v) for k, v in cov.items() if v > 0]
-                indices.extend(lookup(k) for k, _ in kept)
-                values.extend(v for _, v in kept)
-            else:
-                indices.extend(map(lookup, cov))
-                values.extend(cov.values())
-        indptr.append(len(indices))
-        exp_id = c.experience_id
-        if exp_id is None:
-            groups.append(OWN_GROUP + c.candidate_id if c.group is _UNSET else c.group)
-        else:
-            if exps and exp_id not in exp_index:
-                return None
-            groups.append(exp_id if c.group is _UNSET else c.group)
-        if c.timestamp is not _UNSET:
-            times.append(float(c.timestamp))
-        elif exp_id is not None and exp_id in exp_time:
-            times.append(exp_time[exp_id])
-        elif exp_id is not None and exp_id in exp_index:
-            times.append(float(exp_index[exp_id]))
-        else:
-            times.append(float(i))
+    values: list[float] = list(chain.from_iterable(map(dict.values, covs)))
+    if 0 in values:  # zero entries never change F: the arrays leave them out
+        kept = [[(k, v) for k, v in cov.items() if v > 0] for cov in covs]
+        indptr = list(accumulate(map(len, kept), initial=0))
+        indices = [lookup(k) for pairs in kept for k, _ in pairs]
+        values = [v for pairs in kept for _, v in pairs]
+    else:
+        indices = list(map(lookup, chain.from_iterable(covs)))
+    exp_ids = [c.experience_id for c in cands]
+    if exps and not exp_index.keys() >= set(exp_ids) - {None}:
+        return None
+    groups = [
+        (e if e is not None else OWN_GROUP + c.candidate_id) if c.group is _UNSET else c.group
+        for c, e in zip(cands, exp_ids)
+    ]
+    times = [
+        float(c.timestamp) if c.timestamp is not _UNSET
+        else exp_time[e] if e in exp_time
+        else float(exp_index[e]) if e in exp_index
+        else float(i)
+        for i, (c, e) in enumerate(zip(cands, exp_ids))
+    ]
     costs = [float(c.cost) for c in cands]
     if nonzeros > limits.max_nonzeros or not math.isfinite(sum(costs)):
         return None
