@@ -48,16 +48,24 @@ def test_read_validate_compile(benchmark, members):
         assert fast.cost.tolist() == slow.cost.tolist() and fast.values.tolist() == slow.values.tolist()
         assert fast.indices.tolist() == slow.indices.tolist() and fast.group_of.tolist() == slow.group_of.tolist()
         assert fast.package.data == copy.deepcopy(slow.package.data)
-    start = time.process_time()
-    for member in members:
-        compile_package(careful(member))
-    careful_seconds = time.process_time() - start
-    per_second = len(members) / benchmark.stats.stats.median
-    ratio = careful_seconds / benchmark.stats.stats.median
+    # The ratio on CPU time, fast and careful interleaved, best of three: a shared machine's
+    # load moves both alike.
+    fast_seconds = careful_seconds = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        for member in members:
+            compile_package(parse_member(member))
+        fast_seconds = min(fast_seconds, time.process_time() - start)
+        start = time.process_time()
+        for member in members:
+            compile_package(careful(member))
+        careful_seconds = min(careful_seconds, time.process_time() - start)
+    per_second = len(members) / fast_seconds
+    ratio = careful_seconds / fast_seconds
     benchmark.extra_info["packages_per_second_per_core"] = round(per_second)
     benchmark.extra_info["speedup_over_careful_path"] = round(ratio, 2)
     print(f"\n{len(members)} packages ({sum(len(m[2]) for m in members) // len(members)} bytes each): "
-          f"{per_second:.0f} packages/s read+validate+compile, {ratio:.1f}x the careful path")
+          f"{per_second:.0f} packages/s read+validate+compile (CPU time), {ratio:.1f}x the careful path")
     assert ratio > 1.0  # the fast path must not be slower than the path it falls back to
 
 
