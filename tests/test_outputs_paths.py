@@ -192,3 +192,18 @@ def test_report_needs_force_and_never_writes_through_links(tmp_path, capsys):
     os.symlink(target, out / "index.html")
     assert main(["report", str(results), "--out", str(out), "--force"]) == 0
     assert target.read_text() == "precious" and not (out / "index.html").is_symlink()
+
+
+def test_the_old_check_never_lets_a_caller_write_through_a_link(tmp_path):
+    from memaudit_fast.model.jsonio import check_output_path
+
+    target = tmp_path / "target.txt"
+    target.write_text("precious")
+    link = tmp_path / "out.parquet"
+    os.symlink(target, link)
+    with pytest.raises(UsageError, match="symbolic link"):
+        check_output_path(link)
+    check_output_path(link, overwrite=True)
+    assert not link.exists() and target.read_text() == "precious"
+    link.write_text("new")  # what a caller does next: a plain file, the target untouched
+    assert target.read_text() == "precious"

@@ -86,9 +86,16 @@ def write_atomic(dst: Path, writer: Callable[[Any], None], *, binary: bool = Fal
 def check_output_path(dst: Path, *, inputs: tuple[Path, ...] = (), overwrite: bool = False) -> None:
     """Refuse to write over an input, and over any existing file unless asked to.
 
-    Kept for callers of the old API; new code uses :class:`OutputPath`.
+    Kept for callers of the old API, which then open ``dst`` themselves; new code uses
+    :class:`OutputPath`. So that such a caller can never write through a link, a symbolic link
+    at ``dst`` (allowed only with ``overwrite``) is removed here (its target is untouched).
     """
-    OutputPath(dst, inputs=inputs, force=overwrite, kind="file").check()
+    out = OutputPath(dst, inputs=inputs, force=overwrite, kind="file").check()
+    if out.path.is_symlink():
+        try:
+            out.path.unlink()
+        except OSError as exc:
+            raise _output_error(out.path, exc) from None
 
 
 class OutputPath:
