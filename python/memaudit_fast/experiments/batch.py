@@ -47,6 +47,7 @@ class BatchOptions:
     certify: str = "none"
     time_limit: float | None = None
     node_limit: int | None = None
+    estimator: str | None = None  # model path or "embed", for the estimated writers
 
     def __post_init__(self) -> None:
         if self.budgets is not None and self.budget_fracs is not None:
@@ -134,13 +135,28 @@ def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions) -
         if options.writers:
             from ..evaluate.baselines import writer_scores
 
-            record["writers"] = writer_scores(compiled, result.budget, options.writers, opt=result.value)
+            record["writers"] = writer_scores(compiled, result.budget, options.writers, opt=result.value,
+                                              estimator=_estimator(options.estimator))
         if options.certify != "none":
             from ..solve.certify import certify
 
             record["certificate"] = certify(compiled, result, solver=options.certify).to_dict()
         records.append(record)
     return records
+
+
+def _estimator(spec: str | None) -> Any:
+    """The estimator of a batch, loaded once per process."""
+    if spec is None:
+        return None
+    from ..evaluate.estimators import load_estimator
+
+    if spec not in _ESTIMATORS:
+        _ESTIMATORS[spec] = load_estimator(spec)
+    return _ESTIMATORS[spec]
+
+
+_ESTIMATORS: dict[str, Any] = {}
 
 
 def _score_chunk(chunk: list[tuple[Task, frozenset[float]]], options: BatchOptions) -> list[list[dict[str, Any]]]:

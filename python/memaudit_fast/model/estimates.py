@@ -71,8 +71,9 @@ def candidate_estimates(candidates: list[dict[str, Any]]) -> list[CandidateEstim
     for cand in candidates:
         value = cand.get("estimated_value")
         cov = cand.get("estimated_coverage")
+        # A non-empty map is an estimate even when every amount is 0; {} is no estimate.
         coverage = {str(u): float(a) for u, a in cov.items() if a > 0} if cov else None
-        out.append(CandidateEstimate(None if value is None else float(value), coverage or None))
+        out.append(CandidateEstimate(None if value is None else float(value), coverage))
     return out
 
 
