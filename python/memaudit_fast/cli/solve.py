@@ -38,6 +38,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--node-limit", type=int, metavar="N", help="search nodes per (package, budget)")
     p.add_argument("--certify", default="none", choices=["none", *SOLVERS],
                    help="check each optimum with a MILP solver (default none)")
+    p.add_argument("--write-model", metavar="DIR", help="with --certify: write each MILP to DIR as .mps and .lp")
     p.add_argument("--json", action="store_true", help="print JSONL records instead of a table")
     p.set_defaults(run=run)
 
@@ -58,7 +59,8 @@ def solve_package(package: Package, args: argparse.Namespace) -> tuple[list[Solv
     results = solve(package, budgets=budgets_for(package, args), time_limit=args.time_limit,
                     node_limit=args.node_limit)
     if args.certify != "none":
-        records = certify_results(package, results, args.certify, time_limit=args.time_limit)
+        records = certify_results(package, results, args.certify, time_limit=args.time_limit,
+                                  write_model=args.write_model)
     else:
         records = [r.to_record() for r in results]
     if args.budget_fracs:
@@ -72,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--time-limit must be >= 0, got {args.time_limit}")
     if args.node_limit is not None and args.node_limit < 0:
         raise UsageError(f"--node-limit must be >= 0, got {args.node_limit}")
+    if args.write_model is not None and args.certify == "none":
+        raise UsageError("--write-model needs --certify (highs, gurobi or auto)")
     failures = 0
     rows: list[list[Any]] = []
     interrupted = False

@@ -43,7 +43,7 @@ from .backends import (
     solve_gurobi,
     solve_highs,
 )
-from .milp import MilpModel, build_milp
+from .milp import MilpModel, build_milp, model_stem, write_milp
 
 SOLVERS = ("auto", "highs", "gurobi")
 DEFAULT_REL_TOL = 1e-6
@@ -116,6 +116,7 @@ class Certificate:
     fallback: str | None = None
     bracket: dict[str, Any] | None = None
     model: dict[str, int] = field(default_factory=dict)
+    model_files: list[dict[str, Any]] | None = None  # --write-model: each MILP as .mps / .lp
 
     @property
     def ok(self) -> bool:
@@ -143,6 +144,8 @@ class Certificate:
             out["fallback"] = self.fallback
         if self.bracket is not None:
             out["bracket"] = dict(self.bracket)
+        if self.model_files is not None:
+            out["model_files"] = list(self.model_files)
         return out
 
 
@@ -191,6 +194,7 @@ def certify(
     time_limit: float | None = None,
     rel_tol: float = DEFAULT_REL_TOL,
     breakpoints: int = DEFAULT_BREAKPOINTS,
+    write_model: str | Path | None = None,
 ) -> Certificate:
     """Certify one branch-and-bound result with an independent MILP.
 
@@ -210,6 +214,10 @@ def certify(
         Relative tolerance of every comparison: ``tol = rel_tol * max(1, |V|)``.
     breakpoints
         Pieces per unit of the log1p approximations.
+    write_model
+        A directory: every MILP solved is also written there as ``.mps`` and ``.lp`` (see
+        :func:`memaudit_fast.solve.milp.write_milp`), and the certificate's ``model_files``
+        names each file with its sha256, so any MILP solver can re-check the optimum.
 
     Returns
     -------
@@ -237,6 +245,14 @@ def certify(
         models = [build_milp(c, budget)]
     else:
         models = [build_milp(c, budget, log1p_mode=m, breakpoints=breakpoints) for m in ("inner", "outer")]
+    model_files = None
+    if write_model is not None:
+        suffixes = [""] if exact else ["__inner", "__outer"]
+        model_files = [
+            {"role": suffix.strip("_") or "exact",
+             **write_milp(m, c, write_model, model_stem(c.package_id, budget, suffix))}
+            for m, suffix in zip(models, suffixes)
+        ]
     outcomes, fallback = _run(models, solver, time_limit)
     status = _worst_status(outcomes)
     store_values = [_exact_store_value(c, o.store, budget) for o in outcomes]
@@ -293,6 +309,7 @@ def certify(
         fallback=fallback,
         bracket=bracket,
         model={"columns": models[0].num_cols, "rows": models[0].num_rows},
+        model_files=model_files,
     )
 
 
@@ -302,6 +319,7 @@ def certify_results(
     solver: str = "auto",
     *,
     time_limit: float | None = None,
+    write_model: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     """``memaudit.result/1`` records of ``results`` with a ``certificate`` attached.
 
@@ -315,7 +333,8 @@ def certify_results(
         record = dict(result) if isinstance(result, dict) else result.to_record()
         if compiled is not None:
             try:
-                record["certificate"] = certify(compiled, result, solver, time_limit=time_limit).to_dict()
+                record["certificate"] = certify(compiled, result, solver, time_limit=time_limit,
+                                                write_model=write_model).to_dict()
             except CertificationError as exc:
                 record["certificate"] = {"solver": solver, "status": "not_certified", "agrees": None, "issues": [str(exc)]}
         records.append(record)
