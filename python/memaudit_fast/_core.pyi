@@ -131,5 +131,6 @@ def run_writer(
     budget: float,
     order: _IndexArray,
     id_rank: _IndexArray,
+    group_capacity: int = 1,
 ) -> npt.NDArray[np.int32]:
     """Run the core writer ``name`` (density_only, greedy, gvt); indices in insertion order."""

@@ -25,11 +25,12 @@ Writers (``BASELINE_WRITERS``):
   candidate with ``dens + 1e-12 >= t`` and the largest (gain, -cost, id); the best store
   wins (higher value by more than 1e-12, then lower cost, then the earlier threshold).
 - ``recency_raw``: raw candidates (``raw``, ``raw_span``) by (-timestamp, cost, id), first
-  fit, one per group. It does not look at gains.
+  fit, one per group (up to the group capacity). It does not look at gains.
 - ``fact_only``, ``summary_only``, ``raw_only``: ``greedy`` restricted to the
   representations ``fact``/``atomic_fact`` (the artifact's name), ``summary``, and
   ``raw``/``raw_span``.
-- ``random``: candidates in a seeded random order, first fit, one per group, blind to gains.
+- ``random``: candidates in a seeded random order, first fit, one per group (up to the group
+  capacity), blind to gains.
 - ``no_tombstone_greedy``, ``no_tombstone_gvt``: ``greedy``/``gvt`` after dropping the
   representations ``tombstone``, ``update`` and ``compound_update`` (the artifact's name).
   Arrival order and GVT thresholds are then computed over the remaining candidates only.
@@ -41,6 +42,9 @@ Writers (``BASELINE_WRITERS``):
 
 ``density_only``, ``greedy`` and ``gvt`` run in the C++ core (``_core.run_writer``); the
 rest are cheap in Python. Every writer returns a feasible store.
+
+With a group capacity k > 1 (``objective.group_capacity``) a group stays open until k of
+its candidates are stored (see ``writers.hpp``).
 
 The score is ``F(X) / OPT``; when ``OPT`` is 0 every feasible store scores 1 (the
 artifact's convention, which its tables rely on).
@@ -234,7 +238,8 @@ def _select(ctx: WriterContext, spec: _Spec, budget: float, seed: int) -> list[i
     if spec.algorithm in ("density_only", "greedy", "gvt"):
         order = ctx.arrival_order(spec.keep, spec.drop)
         problem = ctx.estimate().problem if spec.estimated else c.problem
-        return [int(u) for u in core_writer(problem, spec.algorithm, float(budget), order, ctx.id_rank)]
+        return [int(u) for u in core_writer(problem, spec.algorithm, float(budget), order, ctx.id_rank,
+                                            c.group_capacity)]
     if spec.algorithm == "recency":
         pool = sorted(
             ctx.admitted(spec.keep, spec.drop),
@@ -246,17 +251,17 @@ def _select(ctx: WriterContext, spec: _Spec, budget: float, seed: int) -> list[i
 
 
 def _first_fit(c: CompiledPackage, pool: Sequence[int], budget: float) -> list[int]:
-    """Insert in the given order whatever fits, one candidate per group."""
-    used_groups: set[int] = set()
+    """Insert in the given order whatever fits, up to the group capacity per group."""
+    held: dict[int, int] = {}
     used = 0.0
     out: list[int] = []
     for i in pool:
         g = int(c.group_of[i])
         cost = float(c.cost[i])
-        if g in used_groups or used + cost > budget:
+        if held.get(g, 0) >= c.group_capacity or used + cost > budget:
             continue
         out.append(i)
-        used_groups.add(g)
+        held[g] = held.get(g, 0) + 1
         used += cost
     return out
 

@@ -83,3 +83,22 @@ def group_capacity_of(data: Mapping[str, Any]) -> int:
     if isinstance(objective, dict) and "group_capacity" in objective:
         return int(objective["group_capacity"])
     return 1
+
+
+def with_group_capacity(package: Any, k: int | None) -> Any:
+    """The package with ``objective.group_capacity = k`` (``--group-capacity``); as is for None.
+
+    The user's data is copied, never changed; the copy is validated again.
+    """
+    if k is None:
+        return package
+    from ..errors import UsageError
+    from .package import Package
+
+    if type(k) is not int or k < 1:
+        raise UsageError(f"--group-capacity must be an integer >= 1, got {k!r}")
+    if group_capacity_of(package.data) == k:
+        return package
+    data = dict(package.data)
+    data["objective"] = {**(data.get("objective") or {}), "group_capacity": k}
+    return Package.from_dict(data, source=package.source)

@@ -5,8 +5,10 @@
     \\max \\sum_r w_r y_r \\quad\\text{s.t.}\\quad
     y_r \\le \\alpha_{rk} + \\beta_{rk} \\sum_u a_{ur} x_u \\;(\\text{each linear piece } k \\text{ of } h_r),
     \\quad 0 \\le y_r \\le h_r^{max},
-    \\quad \\sum_{u \\in g} x_u \\le 1 \\;(\\text{each group } g),
+    \\quad \\sum_{u \\in g} x_u \\le k \\;(\\text{each group } g),
     \\quad \\sum_u c_u x_u \\le B, \\quad x_u \\in \\{0, 1\\}.
+
+``k`` is the group capacity (``objective.group_capacity``, 1 by default).
 
 For a concave, non-decreasing piecewise-linear h the hypograph rows are exact: at an
 optimum ``y_r = min_k(alpha_k + beta_k z_r) = h_r(z_r)``. ``cap1`` is the single piece
@@ -15,12 +17,12 @@ largest reachable coverage). ``log1p`` is not piecewise linear: :func:`build_mil
 builds an *inner* model (chords between breakpoints, below h: its optimum bounds OPT from
 below) or an *outer* one (tangents at the breakpoints, above h: its bound is an upper bound
 on OPT). Breakpoints are spaced geometrically in ``1 + z`` on ``[0, Z_r]`` (``Z_r`` the
-largest coverage unit r can reach with one candidate per group), which equalises the
+largest coverage unit r can reach with k candidates per group), which equalises the
 chord error of log1p, whose curvature is ``1/(1+z)^2``.
 
 Left out of the model because they cannot change its value: units of weight 0 or that no
 affordable candidate covers, candidates costing more than B or covering no kept unit,
-pieces that start beyond ``Z_r``, group rows of single-candidate groups and a budget row
+pieces that start beyond ``Z_r``, group rows of groups with at most k candidates and a budget row
 that every store satisfies.
 """
 
@@ -169,13 +171,13 @@ def build_milp(
         lower.append(lo)
         upper.append(hi)
 
+    capacity = int(c.group_capacity)
     for k, r in enumerate(units):
-        # Largest coverage of r with one candidate per group: the model's reach of z_r.
-        best_in_group: dict[int, float] = {}
+        # Largest coverage of r with `capacity` candidates per group: the model's reach of z_r.
+        in_group: dict[int, list[float]] = {}
         for u, a in covered_by[r]:
-            g = int(c.group_of[u])
-            best_in_group[g] = max(best_in_group.get(g, 0.0), a)
-        reach = math.fsum(best_in_group.values())
+            in_group.setdefault(int(c.group_of[u]), []).append(a)
+        reach = math.fsum(a for amounts in in_group.values() for a in sorted(amounts)[-capacity:])
         pieces = saturation_pieces(
             c.saturations[int(c.saturation_of[r])], reach, log1p_mode=log1p_mode, breakpoints=breakpoints
         )
@@ -190,8 +192,8 @@ def build_milp(
     for j, u in enumerate(candidates):
         members.setdefault(int(c.group_of[u]), []).append(j)
     for cols in members.values():
-        if len(cols) > 1:
-            add_row(cols, [1.0] * len(cols), -math.inf, 1.0)
+        if len(cols) > capacity:
+            add_row(cols, [1.0] * len(cols), -math.inf, float(capacity))
 
     costs = [float(c.cost[u]) for u in candidates]
     if math.fsum(costs) > limit:
