@@ -59,27 +59,60 @@ void register_solver(py::module_& m) {
         .def_readonly("seconds", &SolveResult::seconds)
         .def_readonly("root_bound", &SolveResult::root_bound)
         .def_readonly("reduced_candidates", &SolveResult::reduced_candidates)
+        .def_property_readonly("open_candidates",
+                               [](const SolveResult& r) {
+                                   return py::array_t<std::int32_t>(static_cast<py::ssize_t>(r.open_candidates.size()),
+                                                                    r.open_candidates.data());
+                               })
         .def("__repr__", &result_repr);
+
+    py::class_<SearchProgress>(m, "SolveProgress", "One line of the solver log (see solve(progress=...)).")
+        .def_readonly("budget", &SearchProgress::budget)
+        .def_readonly("nodes", &SearchProgress::nodes)
+        .def_readonly("incumbent", &SearchProgress::incumbent)
+        .def_readonly("upper_bound", &SearchProgress::upper_bound)
+        .def_readonly("gap", &SearchProgress::gap)
+        .def_readonly("seconds", &SearchProgress::seconds)
+        .def_readonly("root_done", &SearchProgress::root_done);
 
     m.def(
         "solve",
         [](const Problem& problem, const std::vector<double>& budgets, std::optional<double> time_limit,
            std::optional<std::int64_t> node_limit, std::optional<CancelToken> cancel, double relative_tolerance,
-           int root_iterations, int node_iterations) {
+           int root_iterations, int node_iterations, std::vector<std::int32_t> start,
+           std::optional<py::function> progress, double progress_interval) {
             SolveOptions options;
             if (time_limit) options.time_limit = *time_limit;
             if (node_limit) options.node_limit = *node_limit;
             options.relative_tolerance = relative_tolerance;
             options.root_iterations = root_iterations;
             options.node_iterations = node_iterations;
+            options.start = std::move(start);
+            options.progress_interval = progress_interval;
+            // The log callback runs Python: it takes the GIL for the call. An exception it
+            // raises stops the solve (status "interrupted") and is raised again afterwards.
+            std::optional<py::error_already_set> callback_error;
+            bool callback_failed = false;
+            if (progress) {
+                options.progress = [&progress, &callback_error, &callback_failed](const SearchProgress& line) {
+                    if (callback_failed) return;
+                    py::gil_scoped_acquire acquire;
+                    try {
+                        (*progress)(line);
+                    } catch (py::error_already_set& e) {
+                        callback_error.emplace(std::move(e));
+                        callback_failed = true;
+                    }
+                };
+            }
             // Keeps the flag alive for the whole call even if the caller drops its token.
             std::shared_ptr<std::atomic<bool>> flag = cancel ? cancel->flag : nullptr;
             options.cancel = flag.get();
             // Ctrl-C: signal handlers run only with the GIL, so the search takes it back
             // briefly every poll_interval seconds to let Python look at pending signals.
             bool signalled = false;
-            options.poll = [&signalled]() {
-                if (signalled) return true;
+            options.poll = [&signalled, &callback_failed]() {
+                if (signalled || callback_failed) return true;
                 py::gil_scoped_acquire acquire;
                 if (PyErr_CheckSignals() != 0) {
                     PyErr_Clear(); // turned into status "interrupted"
@@ -93,14 +126,22 @@ void register_solver(py::module_& m) {
                 py::gil_scoped_release release;
                 results = solve_budgets(problem, budgets, options);
             }
+            if (callback_error) throw std::move(*callback_error);
             return results;
         },
         py::arg("problem"), py::arg("budgets"), py::arg("time_limit") = py::none(),
         py::arg("node_limit") = py::none(), py::arg("cancel") = py::none(), py::arg("relative_tolerance") = 1e-9,
         py::arg("root_iterations") = 0, py::arg("node_iterations") = 3,
+        py::arg("start") = std::vector<std::int32_t>{}, py::arg("progress") = py::none(),
+        py::arg("progress_interval") = 1.0,
         R"doc(Exact OPT(B) for every budget of ``budgets`` (a sweep sharing preprocessing and warm starts).
 
 time_limit (seconds) and node_limit apply to each budget. Ctrl-C, or ``cancel.cancel()`` from
 another thread, stops the search: the result then has status ``"interrupted"``, the best store
-found and a proven upper bound. The GIL is released while searching.)doc");
+found and a proven upper bound. The GIL is released while searching.
+
+start: candidate indices of a feasible store offered as incumbent (ignored where it does not fit).
+progress: called about every ``progress_interval`` seconds with a ``SolveProgress`` (nodes,
+incumbent, upper_bound, gap, seconds); an exception it raises stops the solve and is re-raised.
+Each result's ``open_candidates`` lists the candidates that any better store must be made of.)doc");
 }

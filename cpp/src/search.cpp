@@ -79,7 +79,36 @@ BranchAndBound::BranchAndBound(const ReducedProblem& problem, double budget, std
     if (lambda_.size() != units) lambda_.assign(units, 1.0);
     integral_costs_ = true;
     for (auto c : p_.cost) integral_costs_ = integral_costs_ && c == std::floor(c) && c < 1e9;
-    next_poll_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.poll_interval));
+    started_ = Clock::now();
+    next_poll_ = started_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.poll_interval));
+    next_progress_ = started_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.progress_interval));
+}
+
+double BranchAndBound::current_upper_bound() const {
+    if (!root_done_) return std::max(root_bound_, incumbent_value_);
+    double upper = std::max(pruned_bound_, incumbent_value_);
+    for (const auto& level : levels_)
+        for (std::size_t c = level.next; c < level.children_end; ++c) upper = std::max(upper, children_[c].bound);
+    return upper;
+}
+
+void BranchAndBound::report_progress(bool force) {
+    if (!limits_.progress) return;
+    const auto now = Clock::now();
+    if (!force && now < next_progress_) return;
+    next_progress_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.progress_interval));
+    SearchProgress line;
+    line.budget = budget_;
+    line.nodes = nodes_;
+    line.incumbent = incumbent_value_;
+    line.upper_bound = current_upper_bound();
+    if (!std::isfinite(line.upper_bound)) line.upper_bound = std::numeric_limits<double>::infinity();
+    line.gap = line.upper_bound > 0.0 && std::isfinite(line.upper_bound)
+                   ? std::max(0.0, (line.upper_bound - line.incumbent) / line.upper_bound)
+                   : (line.upper_bound > 0.0 ? 1.0 : 0.0);
+    line.seconds = std::chrono::duration<double>(now - started_).count();
+    line.root_done = root_done_;
+    limits_.progress(line);
 }
 
 double BranchAndBound::threshold() const {
@@ -226,6 +255,7 @@ bool BranchAndBound::should_stop() {
         status_ = SolveStatus::Interrupted;
         return true;
     }
+    report_progress(false);
     const auto now = Clock::now();
     if (now >= limits_.deadline) {
         status_ = SolveStatus::TimeLimit;
@@ -712,6 +742,7 @@ void BranchAndBound::core_search() {
         SearchLimits sub_limits = limits_;
         sub_limits.node_limit = std::min(limits_.node_limit - nodes_, kCoreNodes);
         sub_limits.core_search = false;
+        sub_limits.progress = nullptr;
         std::vector<double> sub_lambda = lambda_;
         BranchAndBound sub(p_, budget_, sub_lambda, sub_limits, &allowed);
         sub.set_polisher(polisher_);
@@ -786,6 +817,14 @@ SearchOutcome BranchAndBound::run() {
         process(root_bound_, limits_.root_iterations, limits_.root_fixing_rounds);
         at_root_ = false;
     }
+    root_done_ = true;
+    std::vector<std::int32_t> open_at_root;
+    if (!levels_.empty()) {
+        open_at_root.reserve(available_.size());
+        for (std::size_t i = 0; i < available_.size(); ++i) open_at_root.push_back(available_.at(i));
+        std::sort(open_at_root.begin(), open_at_root.end());
+    }
+    report_progress(false);
     while (!levels_.empty()) {
         polish_incumbent();
         restore(levels_.back());
@@ -817,6 +856,7 @@ SearchOutcome BranchAndBound::run() {
 
     lambda_ = root_lambda;
     SearchOutcome out;
+    out.open_candidates = std::move(open_at_root);
     out.nodes = nodes_;
     out.store = incumbent_;
     std::sort(out.store.begin(), out.store.end());

@@ -60,11 +60,10 @@
 
 #include "memaudit/bounds.hpp"
 #include "memaudit/reduction.hpp"
+#include "memaudit/status.hpp"
 #include "memaudit/warm_start.hpp"
 
 namespace memaudit {
-
-enum class SolveStatus : std::int32_t { Optimal = 0, TimeLimit = 1, NodeLimit = 2, Interrupted = 3 };
 
 using Clock = std::chrono::steady_clock;
 
@@ -87,6 +86,9 @@ struct SearchLimits {
     int node_fixing_rounds = 1;
     // Run the core heuristic after the root (off in the core searches themselves).
     bool core_search = true;
+    // Solver log: called about every progress_interval seconds (never in core searches).
+    std::function<void(const SearchProgress&)> progress;
+    double progress_interval = 1.0;
 };
 
 struct SearchOutcome {
@@ -96,12 +98,9 @@ struct SearchOutcome {
     double upper_bound = 0.0;
     double root_bound = 0.0; // bound of the root node (before any branching)
     std::int64_t nodes = 0;
+    // Candidates still available once the root is done (see SolveResult::open_candidates).
+    std::vector<std::int32_t> open_candidates;
 };
-
-// Budget slack absorbing rounding in sums of float costs: a store fits when its total cost
-// is at most B + kBudgetSlack * max(1, B).
-constexpr double kBudgetSlack = 1e-12;
-inline double budget_limit(double budget) { return budget + kBudgetSlack * (budget > 1.0 ? budget : 1.0); }
 
 class BranchAndBound {
   public:
@@ -158,6 +157,9 @@ class BranchAndBound {
     };
 
     bool should_stop();
+    // Largest bound of any part of the tree not yet closed (>= OPT while the search runs).
+    double current_upper_bound() const;
+    void report_progress(bool force);
     double threshold() const;
     void update_incumbent();
     void set_incumbent(const std::vector<std::int32_t>& store, double value);
@@ -192,6 +194,9 @@ class BranchAndBound {
     std::vector<double>& lambda_;
     SearchLimits limits_;
     Clock::time_point next_poll_;
+    Clock::time_point started_;
+    Clock::time_point next_progress_;
+    bool root_done_ = false;
     SolveStatus status_ = SolveStatus::Optimal;
     bool stopped_ = false;
 
