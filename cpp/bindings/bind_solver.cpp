@@ -91,17 +91,24 @@ void register_solver(py::module_& m) {
             options.progress_interval = progress_interval;
             // The log callback runs Python: it takes the GIL for the call. An exception it
             // raises stops the solve (status "interrupted") and is raised again afterwards.
+            // A KeyboardInterrupt raised inside it (Ctrl-C, or SIGTERM turned into one, landing
+            // while the callback runs) is an interruption like any other.
             std::optional<py::error_already_set> callback_error;
             bool callback_failed = false;
+            bool signalled = false;
             if (progress) {
-                options.progress = [&progress, &callback_error, &callback_failed](const SearchProgress& line) {
-                    if (callback_failed) return;
+                options.progress = [&progress, &callback_error, &callback_failed, &signalled](const SearchProgress& line) {
+                    if (callback_failed || signalled) return;
                     py::gil_scoped_acquire acquire;
                     try {
                         (*progress)(line);
                     } catch (py::error_already_set& e) {
-                        callback_error.emplace(std::move(e));
-                        callback_failed = true;
+                        if (e.matches(PyExc_KeyboardInterrupt)) {
+                            signalled = true;
+                        } else {
+                            callback_error.emplace(std::move(e));
+                            callback_failed = true;
+                        }
                     }
                 };
             }
@@ -110,7 +117,6 @@ void register_solver(py::module_& m) {
             options.cancel = flag.get();
             // Ctrl-C: signal handlers run only with the GIL, so the search takes it back
             // briefly every poll_interval seconds to let Python look at pending signals.
-            bool signalled = false;
             options.poll = [&signalled, &callback_failed]() {
                 if (signalled || callback_failed) return true;
                 py::gil_scoped_acquire acquire;

@@ -742,7 +742,9 @@ void BranchAndBound::core_search() {
         SearchLimits sub_limits = limits_;
         sub_limits.node_limit = std::min(limits_.node_limit - nodes_, kCoreNodes);
         sub_limits.core_search = false;
-        sub_limits.progress = nullptr;
+        // The log stays the parent's: a core search reports through it (its own counts are
+        // partial), at the parent's pace.
+        if (limits_.progress) sub_limits.progress = [this](const SearchProgress&) { report_progress(false); };
         std::vector<double> sub_lambda = lambda_;
         BranchAndBound sub(p_, budget_, sub_lambda, sub_limits, &allowed);
         sub.set_polisher(polisher_);
