@@ -115,7 +115,9 @@ std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector
         res.nodes = outcome.nodes;
         res.reduced_candidates = reduced.num_candidates;
         for (auto u : outcome.store) res.selected.push_back(reduced.original[u]);
-        for (auto u : outcome.open_candidates) res.open_candidates.push_back(reduced.original[u]);
+        // A completed search leaves nothing open: no store beats the optimum.
+        if (outcome.status != SolveStatus::Optimal)
+            for (auto u : outcome.open_candidates) res.open_candidates.push_back(reduced.original[u]);
         std::sort(res.open_candidates.begin(), res.open_candidates.end());
         std::sort(res.selected.begin(), res.selected.end());
         res.value = objective_value(problem, res.selected.data(), res.selected.size());
