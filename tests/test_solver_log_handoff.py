@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_solver_bruteforce import instances
 
 from memaudit_fast import _core
 from memaudit_fast.cli import solve as solve_cli
@@ -21,7 +22,6 @@ from memaudit_fast.cli.main import main
 from memaudit_fast.solve.exact import format_progress, solve
 from memaudit_fast.suites.small import generate_package
 from reference import brute_force, milp_optimum, objective, synthetic_instance
-from test_solver_bruteforce import instances
 
 TOL = 1e-9
 

@@ -98,10 +98,11 @@ void register_solver(py::module_& m) {
             bool signalled = false;
             if (progress) {
                 options.progress = [&progress, &callback_error, &callback_failed, &signalled](const SearchProgress& line) {
-                    if (callback_failed || signalled) return;
+                    if (callback_failed || signalled) return false;
                     py::gil_scoped_acquire acquire;
                     try {
-                        (*progress)(line);
+                        // A true return value stops this budget (status "time_limit").
+                        return py::bool_((*progress)(line)).cast<bool>();
                     } catch (py::error_already_set& e) {
                         if (e.matches(PyExc_KeyboardInterrupt)) {
                             signalled = true;
@@ -110,6 +111,7 @@ void register_solver(py::module_& m) {
                             callback_failed = true;
                         }
                     }
+                    return false;
                 };
             }
             // Keeps the flag alive for the whole call even if the caller drops its token.
@@ -148,6 +150,7 @@ found and a proven upper bound. The GIL is released while searching.
 
 start: candidate indices of a feasible store offered as incumbent (ignored where it does not fit).
 progress: called about every ``progress_interval`` seconds with a ``SolveProgress`` (nodes,
-incumbent, upper_bound, gap, seconds); an exception it raises stops the solve and is re-raised.
+incumbent, upper_bound, gap, seconds); a true return value stops that budget (status
+"time_limit"), an exception it raises stops the solve and is re-raised.
 Each result's ``open_candidates`` lists the candidates that any better store must be made of.)doc");
 }

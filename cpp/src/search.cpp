@@ -108,7 +108,7 @@ void BranchAndBound::report_progress(bool force) {
                    : (line.upper_bound > 0.0 ? 1.0 : 0.0);
     line.seconds = std::chrono::duration<double>(now - started_).count();
     line.root_done = root_done_;
-    limits_.progress(line);
+    if (limits_.progress(line)) stop_requested_ = true;
 }
 
 double BranchAndBound::threshold() const {
@@ -257,7 +257,7 @@ bool BranchAndBound::should_stop() {
     }
     report_progress(false);
     const auto now = Clock::now();
-    if (now >= limits_.deadline) {
+    if (now >= limits_.deadline || stop_requested_) {
         status_ = SolveStatus::TimeLimit;
         return true;
     }
@@ -744,7 +744,11 @@ void BranchAndBound::core_search() {
         sub_limits.core_search = false;
         // The log stays the parent's: a core search reports through it (its own counts are
         // partial), at the parent's pace.
-        if (limits_.progress) sub_limits.progress = [this](const SearchProgress&) { report_progress(false); };
+        if (limits_.progress)
+            sub_limits.progress = [this](const SearchProgress&) {
+                report_progress(false);
+                return stop_requested_;
+            };
         std::vector<double> sub_lambda = lambda_;
         BranchAndBound sub(p_, budget_, sub_lambda, sub_limits, &allowed);
         sub.set_polisher(polisher_);
@@ -754,7 +758,7 @@ void BranchAndBound::core_search() {
         if (out.value > incumbent_value_) set_incumbent(out.store, out.value);
         // A core search that completed proved the best store inside its core; a larger
         // core may still hold a better one, so grow it either way.
-        if (out.status == SolveStatus::Interrupted || Clock::now() >= limits_.deadline) break;
+        if (out.status == SolveStatus::Interrupted || stop_requested_ || Clock::now() >= limits_.deadline) break;
         k *= 2;
     }
 }

@@ -130,7 +130,7 @@ def solve(
     root_iterations: int = 0,
     node_iterations: int = 3,
     start: Sequence[int] = ...,
-    progress: Callable[[SolveProgress], None] | None = None,
+    progress: Callable[[SolveProgress], bool | None] | None = None,
     progress_interval: float = 1.0,
 ) -> list[SolveResult]:
     """Exact OPT(B) for every budget (a sweep sharing preprocessing and warm starts).

@@ -86,8 +86,9 @@ struct SearchLimits {
     int node_fixing_rounds = 1;
     // Run the core heuristic after the root (off in the core searches themselves).
     bool core_search = true;
-    // Solver log: called about every progress_interval seconds (never in core searches).
-    std::function<void(const SearchProgress&)> progress;
+    // Solver log: called about every progress_interval seconds; returning true stops this
+    // budget's search with status TimeLimit (a caller's limit, e.g. a hand-off to another solver).
+    std::function<bool(const SearchProgress&)> progress;
     double progress_interval = 1.0;
 };
 
@@ -197,6 +198,7 @@ class BranchAndBound {
     Clock::time_point started_;
     Clock::time_point next_progress_;
     bool root_done_ = false;
+    bool stop_requested_ = false; // by the progress callback
     SolveStatus status_ = SolveStatus::Optimal;
     bool stopped_ = false;
 

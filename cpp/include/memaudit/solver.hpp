@@ -50,7 +50,8 @@ struct SolveOptions {
     // a solution found elsewhere (another solver, an earlier run). Infeasible ones are ignored.
     std::vector<std::int32_t> start;
     // Called about every progress_interval seconds from the solving thread (a MIP-style log).
-    std::function<void(const SearchProgress&)> progress;
+    // Returning true stops this budget (status TimeLimit); the next budget starts as usual.
+    std::function<bool(const SearchProgress&)> progress;
     double progress_interval = 1.0;
 };
 

@@ -260,19 +260,21 @@ def solve(
     if not (log_interval > 0):
         raise UsageError(f"log_interval must be > 0 seconds, got {log_interval!r}")
     limit = None if time_limit is None or time_limit == math.inf else float(time_limit)
-    own_limit = limit
+    progress: Callable[[Any], Any] | None = log
+    interval = float(log_interval)
+    handed: set[float] = set()  # budgets stopped for the hand-off
     if finish is not None:
         if not (handoff_after >= 0):
             raise UsageError(f"handoff_after must be >= 0 seconds, got {handoff_after!r}")
-        own_limit = handoff_after if limit is None else min(limit, handoff_after)
+        progress, interval = _handoff_watch(log, float(log_interval), float(handoff_after), handed)
     raw = _core.solve(
         compiled.problem,
         todo,
-        time_limit=own_limit,
+        time_limit=limit,
         node_limit=None if node_limit is None else int(node_limit),
         cancel=cancel,
-        progress=log,
-        progress_interval=float(log_interval),
+        progress=progress,
+        progress_interval=interval,
     )
     ids = compiled.candidate_ids
     results = [
@@ -295,18 +297,42 @@ def solve(
         for r in raw
     ]
     if finish is not None:
-        stopped_by_user = cancel is not None and cancel.cancelled
         for k, r in enumerate(raw):
-            if r.proven_optimal or r.status == "interrupted" or stopped_by_user:
-                continue
-            # A node limit is the caller's; only the hand-off's own time limit hands off.
-            if r.status == "node_limit":
+            # Only budgets the watch stopped are handed off: limits and interruptions are the caller's.
+            if float(r.budget) not in handed or r.status != "time_limit":
                 continue
             left = None if limit is None else limit - float(r.seconds)
             if left is not None and left <= 0.0:
                 continue
             results[k] = _finish(compiled, results[k], r, left)
     return results[0] if single else results
+
+
+#: A budget is handed off only while its relative gap is above this: a gap of a few lattice
+#: steps is usually closed faster by the branch-and-bound than by a MILP solver from scratch.
+HANDOFF_MIN_GAP = 1e-3
+
+
+def _handoff_watch(
+    log: Callable[[Any], None] | None, log_interval: float, handoff_after: float, handed: set[float]
+) -> tuple[Callable[[Any], bool], float]:
+    """The progress callback of a solve with ``finish``: it stops a budget for the hand-off
+    once ``handoff_after`` seconds have passed and the gap is still above HANDOFF_MIN_GAP,
+    and passes lines to the caller's ``log`` at the caller's pace."""
+    logged = [-math.inf]  # seconds of the last line passed on, within the current budget
+
+    def watch(line: Any) -> bool:
+        if line.seconds < logged[0]:  # a new budget started
+            logged[0] = -math.inf
+        if log is not None and line.seconds - logged[0] >= log_interval * 0.999:
+            logged[0] = line.seconds
+            log(line)
+        if line.seconds >= handoff_after and line.gap > HANDOFF_MIN_GAP:
+            handed.add(float(line.budget))
+            return True
+        return False
+
+    return watch, min(log_interval, 0.1)
 
 
 def _finish(compiled: Any, result: SolveResult, raw: Any, time_limit: float | None) -> SolveResult:
