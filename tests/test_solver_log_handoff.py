@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_guarantees import strongly_correlated_knapsack
 from test_solver_bruteforce import instances
 
 from memaudit_fast import _core
@@ -131,7 +132,7 @@ def test_cli_sigterm_keeps_the_record_and_says_how_to_stop(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "hard.json"
-    path.write_text(json.dumps(hard_package()))
+    path.write_text(json.dumps(strongly_correlated_knapsack()))
     monkeypatch.setattr(solve_cli, "LONG_SOLVE_NOTICE", 1.0)
     timer = threading.Timer(2.5, os.kill, (os.getpid(), signal.SIGTERM))
     timer.start()
