@@ -10,6 +10,8 @@
 #include <sstream>
 #include <vector>
 
+#include "memaudit/cuts.hpp"
+#include "memaudit/reduction.hpp"
 #include "memaudit/solver.hpp"
 
 namespace py = pybind11;
@@ -65,6 +67,62 @@ void register_solver(py::module_& m) {
                                                                     r.open_candidates.data());
                                })
         .def("__repr__", &result_repr);
+
+    // Cut families, exposed for validity tests: (kept, cuts), each cut (unit, intercept,
+    // candidates, coefficients) in the Problem's own indices. A store X of kept candidates
+    // (those the exact reductions leave: the search space) satisfies
+    // h_r(z_r(X)) <= intercept + sum coef.
+    m.def(
+        "coverage_cut_family",
+        [](const Problem& problem) {
+            const ReducedProblem reduced = reduce(problem);
+            py::list out;
+            for (std::int32_t r = 0; r < reduced.num_units; ++r) {
+                if (!coverage_cut_unit(reduced, r)) continue;
+                std::vector<double> lambdas{0.5};
+                std::vector<std::int32_t> groups{-1};
+                for (auto c = reduced.unit_ptr[r]; c < reduced.unit_ptr[r + 1]; ++c) {
+                    const auto v = reduced.unit_candidates[c];
+                    groups.push_back(reduced.group_of[v]);
+                    for (auto k = reduced.indptr[v]; k < reduced.indptr[v + 1]; ++k) {
+                        if (reduced.indices[k] != r) continue;
+                        const double f = std::min(reduced.values[k], reduced.cap[r]) / reduced.cap[r];
+                        if (f > 0.0 && f < 1.0) {
+                            lambdas.push_back(f);
+                            lambdas.push_back(1.0 - f);
+                        }
+                    }
+                }
+                for (double lambda : lambdas)
+                    for (auto g : groups) {
+                        const CoverageCut cut = make_coverage_cut(reduced, r, lambda, g);
+                        std::vector<std::int32_t> candidates;
+                        for (auto v : cut.candidates) candidates.push_back(reduced.original[v]);
+                        out.append(py::make_tuple(reduced.original_unit[r], cut.intercept, candidates, cut.coefficients));
+                    }
+            }
+            return py::make_tuple(reduced.original, out);
+        },
+        py::arg("problem"), "Every coverage cut of the family (cuts.hpp) at the breakpoints of each cap1 unit.");
+    m.def(
+        "separate_coverage_cuts",
+        [](const Problem& problem, const std::vector<double>& x) {
+            const ReducedProblem reduced = reduce(problem);
+            if (x.size() != static_cast<std::size_t>(problem.num_candidates))
+                throw std::invalid_argument("x needs one value per candidate");
+            std::vector<double> xr(static_cast<std::size_t>(reduced.num_candidates));
+            for (std::int32_t u = 0; u < reduced.num_candidates; ++u) xr[u] = x[reduced.original[u]];
+            py::list out;
+            CoverageCut cut;
+            for (std::int32_t r = 0; r < reduced.num_units; ++r) {
+                if (!separate_coverage_cut(reduced, r, xr, 1e-9, &cut)) continue;
+                std::vector<std::int32_t> candidates;
+                for (auto v : cut.candidates) candidates.push_back(reduced.original[v]);
+                out.append(py::make_tuple(reduced.original_unit[r], cut.intercept, candidates, cut.coefficients));
+            }
+            return py::make_tuple(reduced.original, out);
+        },
+        py::arg("problem"), py::arg("x"), "The most violated coverage cut of each unit at a fractional x.");
 
     py::class_<SearchProgress>(m, "SolveProgress", "One line of the solver log (see solve(progress=...)).")
         .def_readonly("budget", &SearchProgress::budget)

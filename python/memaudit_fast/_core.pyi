@@ -149,3 +149,12 @@ def run_writer(
     id_rank: _IndexArray,
 ) -> npt.NDArray[np.int32]:
     """Run the core writer ``name`` (density_only, greedy, gvt); indices in insertion order."""
+
+_Cut = tuple[int, float, list[int], list[float]]
+
+def coverage_cut_family(problem: Problem) -> tuple[list[int], list[_Cut]]:
+    """(kept candidates, every coverage cut (unit, intercept, candidates, coefficients) at
+    each cap1 unit's breakpoints); the cuts hold for stores of kept candidates."""
+
+def separate_coverage_cuts(problem: Problem, x: Sequence[float]) -> tuple[list[int], list[_Cut]]:
+    """(kept candidates, the most violated coverage cut of each unit at a fractional x)."""
