@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 from collections import Counter
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from baselines_ref import EPS, RefPackage, density
+from memaudit_fast.cli.main import main
 from memaudit_fast.errors import UsageError
 from memaudit_fast.evaluate.baselines import run_writer
 from memaudit_fast.model.compiled import budget_limit, compile_package, store_problems
@@ -180,3 +182,88 @@ def test_override_copies_and_validates():
     for bad in (0, -2, 1.5, True):
         with pytest.raises(UsageError, match="--group-capacity"):
             with_group_capacity(pkg, bad)
+
+
+@settings(max_examples=80, deadline=None)
+@given(packages(max_candidates=8), KS, st.lists(BUDGETS, min_size=1, max_size=3))
+def test_branch_and_bound_is_exact_with_k_per_group(data, k, budgets):
+    from memaudit_fast.solve.exact import solve
+
+    pkg = with_k(data, k)
+    c = compile_package(pkg)
+    results = solve(pkg, budgets=budgets)
+    for budget, result in zip(budgets, results):
+        assert result.status == "optimal"
+        assert result.value == pytest.approx(brute_force_k(pkg, budget, k), rel=1e-9, abs=1e-9)
+        assert not store_problems(c, result.selected, budget)
+        index = c.index_of()
+        assert c.objective([index[s] for s in result.selected]) == pytest.approx(result.value, abs=1e-9)
+        assert result.upper_bound >= result.value - 1e-9
+        record = result.to_record()
+        assert record.get("group_capacity", 1) == k
+        assert ("group_capacity" in record) == (k != 1)
+
+
+def test_capacity_two_can_beat_one_and_never_loses():
+    data = {
+        "format": "memaudit.package/1", "package_id": "k2", "budgets": [4],
+        "units": [{"unit_id": "a", "weight": 1.0}, {"unit_id": "b", "weight": 1.0}],
+        "candidates": [
+            {"candidate_id": "ra", "group": "t", "cost": 2, "coverage": {"a": 1.0}},
+            {"candidate_id": "rb", "group": "t", "cost": 2, "coverage": {"b": 1.0}},
+            {"candidate_id": "waste", "group": "t", "cost": 0, "coverage": {}},
+        ],
+    }
+    from memaudit_fast.solve.exact import solve
+
+    one, two = (solve(with_k(data, k), 4) for k in (1, 2))
+    assert (one.value, two.value) == (1.0, 2.0)
+    assert two.selected == ("ra", "rb")
+    assert solve(with_k(data, 3), 4).value == 2.0
+
+
+def k_package(tmp_path) -> str:
+    data = {
+        "format": "memaudit.package/1", "package_id": "k2", "budgets": [4],
+        "units": [{"unit_id": "a", "weight": 1.0}, {"unit_id": "b", "weight": 1.0}],
+        "candidates": [
+            {"candidate_id": "ra", "group": "t", "cost": 2, "coverage": {"a": 1.0}},
+            {"candidate_id": "rb", "group": "t", "cost": 2, "coverage": {"b": 1.0}},
+        ],
+    }
+    path = tmp_path / "k2.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_group_capacity_on_the_commands(tmp_path, capsys):
+    path = k_package(tmp_path)
+    assert main(["solve", path, "--json"]) == 0
+    (one,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert one["opt"] == 1.0 and "group_capacity" not in one
+    assert main(["solve", path, "--group-capacity", "2", "--certify", "highs", "--json"]) == 0
+    (two,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert two["opt"] == 2.0 and two["group_capacity"] == 2 and two["certificate"]["agrees"] is True
+    # certify follows the group capacity the result states
+    results = tmp_path / "r.jsonl"
+    results.write_text(json.dumps({k: v for k, v in two.items() if k != "certificate"}) + "\n")
+    assert main(["certify", str(results), "--package", path, "--solver", "highs", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["certificate"]["agrees"] is True
+    unstated = dict(two)
+    del unstated["group_capacity"], unstated["certificate"]
+    results.write_text(json.dumps(unstated) + "\n")
+    assert main(["certify", str(results), "--package", path, "--solver", "highs", "--json"]) == 1
+    capsys.readouterr()
+    assert main(["certify", str(results), "--package", path, "--solver", "highs", "--group-capacity", "2"]) == 0
+    capsys.readouterr()
+    assert main(["sweep", path, "--group-capacity", "2", "--writers", "greedy,gvt", "--json"]) == 0
+    (rec,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert rec["group_capacity"] == 2 and rec["writers"]["greedy"]["ratio"] == 1.0
+    out = tmp_path / "batch.jsonl"
+    assert main(["batch", path, "--out", str(out), "--group-capacity", "2", "--writers", "gvt",
+                 "--backend", "serial"]) == 0
+    (rec,) = [json.loads(x) for x in out.read_text().splitlines()]
+    assert rec["opt"] == 2.0 and rec["group_capacity"] == 2
+    for command in (["solve", path], ["sweep", path], ["batch", path, "--out", str(tmp_path / "x.jsonl")]):
+        assert main([*command, "--group-capacity", "0"]) == 2
+    assert not (tmp_path / "x.jsonl").exists()

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import MemauditError, UsageError
+from ..model.estimates import with_group_capacity
 from ..model.package import Package
 from ..model.sets import iter_set_entries
 from ..solve.certify import SOLVERS, certify_results
@@ -50,6 +51,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--node-limit", type=int, metavar="N", help="search nodes per (package, budget)")
     p.add_argument("--certify", default="none", choices=["none", *SOLVERS],
                    help="check each optimum with a MILP solver (default none)")
+    p.add_argument("--group-capacity", type=int, metavar="K", help="candidates a group may hold (overrides objective.group_capacity; default the package's, else 1)")
     p.add_argument("--write-model", metavar="DIR", help="with --certify: write each MILP to DIR as .mps and .lp")
     p.add_argument("--finish", choices=list(FINISHERS),
                    help="hand a budget the branch-and-bound has not proven after --handoff-after "
@@ -111,6 +113,7 @@ def budgets_for(package: Package, args: argparse.Namespace) -> list[float] | Non
 
 def solve_package(package: Package, args: argparse.Namespace) -> tuple[list[SolveResult], list[dict[str, Any]]]:
     log = SolveLog(verbose=args.verbose, notice=args.time_limit is None)
+    package = with_group_capacity(package, args.group_capacity)
     results = solve(package, budgets=budgets_for(package, args), time_limit=args.time_limit,
                     node_limit=args.node_limit, log=log, finish=args.finish, handoff_after=args.handoff_after)
     if args.certify != "none":

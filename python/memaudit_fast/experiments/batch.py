@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MemauditError, PackageError, UsageError
+from ..model.estimates import with_group_capacity
 from ..model.sets import RawMember, iter_raw_members, parse_member
 
 RESULT_FORMAT = "memaudit.result/1"
@@ -48,6 +49,7 @@ class BatchOptions:
     time_limit: float | None = None
     node_limit: int | None = None
     estimator: str | None = None  # model path or "embed", for the estimated writers
+    group_capacity: int | None = None  # overrides objective.group_capacity
 
     def __post_init__(self) -> None:
         if self.budgets is not None and self.budget_fracs is not None:
@@ -58,6 +60,8 @@ class BatchOptions:
         for f in self.budget_fracs or ():
             if not (f >= 0):
                 raise UsageError(f"budget fraction {f} must be a number >= 0")
+        if self.group_capacity is not None and (type(self.group_capacity) is not int or self.group_capacity < 1):
+            raise UsageError(f"--group-capacity must be an integer >= 1, got {self.group_capacity!r}")
 
 
 @dataclass
@@ -103,7 +107,7 @@ def score_task(task: Task, options: BatchOptions, skip_budgets: frozenset[float]
     source = task[0]
     package_id: str | None = None
     try:
-        package = parse_member(task)
+        package = with_group_capacity(parse_member(task), options.group_capacity)
         package_id = package.package_id
         budgets = [b for b in resolve_budgets(package, options) if b not in skip_budgets]
         if not budgets:

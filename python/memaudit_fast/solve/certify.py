@@ -34,6 +34,7 @@ from typing import Any
 
 from ..errors import CertificationError, UsageError
 from ..model.compiled import CompiledPackage, _indices, compile_package, store_problems
+from ..model.estimates import with_group_capacity
 from ..model.package import Package
 from .backends import (
     GurobiSession,
@@ -62,6 +63,7 @@ class Claim:
     upper_bound: float
     status: str
     selected: tuple[str, ...]
+    group_capacity: int | None = None  # as the result states it (None: not stated)
 
 
 def claim_of(result: Any) -> Claim:
@@ -83,6 +85,9 @@ def claim_of(result: Any) -> Claim:
         if item is None:
             raise CertificationError(f"the result has no {name!r}; expected a memaudit.result/1 record")
     upper = get("upper_bound")
+    stated_k = get("group_capacity")
+    if stated_k is not None and (type(stated_k) is not int or stated_k < 1):
+        raise CertificationError(f"the result's group_capacity is {stated_k!r}; expected an integer >= 1")
     try:
         return Claim(
             package_id=get("package_id"),
@@ -91,6 +96,7 @@ def claim_of(result: Any) -> Claim:
             upper_bound=float(value if upper is None else upper),
             status=status,
             selected=tuple(str(s) for s in selected),
+            group_capacity=stated_k,
         )
     except (TypeError, ValueError) as exc:
         raise CertificationError(f"the result is malformed ({exc}); expected a memaudit.result/1 record") from None
@@ -195,6 +201,7 @@ def certify(
     rel_tol: float = DEFAULT_REL_TOL,
     breakpoints: int = DEFAULT_BREAKPOINTS,
     write_model: str | Path | None = None,
+    group_capacity: int | None = None,
 ) -> Certificate:
     """Certify one branch-and-bound result with an independent MILP.
 
@@ -218,6 +225,9 @@ def certify(
         A directory: every MILP solved is also written there as ``.mps`` and ``.lp`` (see
         :func:`memaudit_fast.solve.milp.write_milp`), and the certificate's ``model_files``
         names each file with its sha256, so any MILP solver can re-check the optimum.
+    group_capacity
+        Candidates a group may hold when the result does not state its own
+        ``group_capacity`` (default: the package's ``objective.group_capacity``).
 
     Returns
     -------
@@ -228,6 +238,9 @@ def certify(
     claim = claim_of(result)
     if claim.package_id is not None and claim.package_id != c.package_id:
         raise CertificationError(f"the result is for package {claim.package_id!r}, not {c.package_id!r}")
+    k = claim.group_capacity if claim.group_capacity is not None else group_capacity
+    if k is not None and k != c.group_capacity:
+        c = compile_package(with_group_capacity(c.package, k))
     budget = claim.budget
     tol = rel_tol * max(1.0, abs(claim.value))
 

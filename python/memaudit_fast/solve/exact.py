@@ -116,6 +116,7 @@ class SolveResult:
     nodes: int
     seconds: float
     proved_by: str | None = None
+    group_capacity: int = 1  # candidates a group could hold (objective.group_capacity)
 
     def to_record(self) -> dict[str, Any]:
         """The ``memaudit.result/1`` record (``opt`` is ``value``)."""
@@ -135,7 +136,7 @@ class SolveResult:
             "nodes": self.nodes,
             "seconds": self.seconds,
             "proved_by": self.proved_by,
-        }
+        } | ({"group_capacity": self.group_capacity} if self.group_capacity != 1 else {})
 
 
 def _budget_list(budget: Any, budgets: Any, own: Sequence[float], package_id: str) -> tuple[list[float], bool]:
@@ -242,6 +243,12 @@ def solve(
     from ..model.compiled import compile_package
 
     compiled = compile_package(package)
+    if compiled.group_capacity > 1:  # an exact reduction to one per group (solve/capacity.py)
+        from .capacity import solve_with_group_capacity
+
+        return solve_with_group_capacity(  # type: ignore[no-any-return]
+            solve, compiled, budget, budgets, time_limit=time_limit, node_limit=node_limit, cancel=cancel,
+            log=log, log_interval=log_interval, finish=finish, handoff_after=handoff_after)
     todo, single = _budget_list(budget, budgets, compiled.budgets, compiled.package_id)
     if time_limit is not None and (isinstance(time_limit, bool) or not float(time_limit) >= 0):
         raise UsageError(f"time_limit must be >= 0 seconds, got {time_limit!r}")
