@@ -13,7 +13,8 @@ from memaudit_fast.model.estimates import candidate_estimates, group_capacity_of
 from memaudit_fast.model.io import load_package, save_package
 from memaudit_fast.model.package import Package
 from memaudit_fast.solve.exact import exact_opt
-from test_package_io import read_rows, write_artifact_by_hand
+from oracles.packages import write_artifact_by_hand
+from test_package_io import read_rows
 
 
 def small() -> dict:

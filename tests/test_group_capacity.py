@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from baselines_ref import EPS, RefPackage, density
+from oracles.writers import EPS, RefPackage, density
 from memaudit_fast.cli.main import main
 from memaudit_fast.errors import UsageError
 from memaudit_fast.evaluate.baselines import run_writer

@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_solver_bruteforce import instances
 
 from memaudit_fast import _core
-from reference import (
+from oracles.exact import (
     Instance,
     brute_force,
     is_feasible,
@@ -22,6 +21,7 @@ from reference import (
     saturation_table,
     synthetic_instance,
 )
+from strategies import instances
 
 TOL = 1e-9
 
