@@ -6,6 +6,7 @@ import copy
 import json
 
 import pytest
+from test_package_io import read_rows
 
 from memaudit_fast.errors import PackageError
 from memaudit_fast.model.artifact import read_artifact_dir
@@ -14,7 +15,6 @@ from memaudit_fast.model.io import load_package, save_package
 from memaudit_fast.model.package import Package
 from memaudit_fast.solve.exact import exact_opt
 from oracles.packages import write_artifact_by_hand
-from test_package_io import read_rows
 
 
 def small() -> dict:

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracles.writers import EPS, RefPackage, density
 from memaudit_fast.cli.main import main
 from memaudit_fast.errors import UsageError
 from memaudit_fast.evaluate.baselines import run_writer
@@ -20,6 +19,7 @@ from memaudit_fast.model.estimates import with_group_capacity
 from memaudit_fast.model.package import Package
 from memaudit_fast.solve.backends import solve_highs
 from memaudit_fast.solve.milp import build_milp
+from oracles.writers import EPS, RefPackage, density
 from strategies import packages
 
 KS = st.sampled_from([1, 2, 3])

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_solver_bruteforce import instances
 
 from memaudit_fast import _core
-from reference import Instance, brute_force, h_value, saturation_table
+from oracles.exact import Instance, brute_force, h_value, saturation_table
+from strategies import instances
 
 TOL = 1e-9
 

@@ -15,14 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_guarantees import strongly_correlated_knapsack
-from test_solver_bruteforce import instances
 
 from memaudit_fast import _core
 from memaudit_fast.cli import solve as solve_cli
 from memaudit_fast.cli.main import main
 from memaudit_fast.solve.exact import format_progress, solve
 from memaudit_fast.suites.small import generate_package
-from reference import brute_force, milp_optimum, objective, synthetic_instance
+from oracles.exact import brute_force, milp_optimum, objective, synthetic_instance
+from strategies import instances
 
 TOL = 1e-9
 

@@ -93,7 +93,6 @@ def with_group_capacity(package: Any, k: int | None) -> Any:
     if k is None:
         return package
     from ..errors import UsageError
-    from .package import Package
 
     if type(k) is not int or k < 1:
         raise UsageError(f"--group-capacity must be an integer >= 1, got {k!r}")
@@ -101,4 +100,4 @@ def with_group_capacity(package: Any, k: int | None) -> Any:
         return package
     data = dict(package.data)
     data["objective"] = {**(data.get("objective") or {}), "group_capacity": k}
-    return Package.from_dict(data, source=package.source)
+    return type(package).from_dict(data, source=package.source)  # no import: package.py imports this module
