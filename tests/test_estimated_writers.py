@@ -194,6 +194,7 @@ def test_train_estimator_and_sweep_cli(tmp_path, capsys):
         assert set(ESTIMATED_WRITERS) <= set(rec["writers"])
         est = rec["writers"]["estimated_gvt"]
         assert est["estimate"]["test"]["package"] == rec["package_id"]
+        assert est["estimate"]["split"] == saved["split"]
         assert est["ratio"] <= 1 + 1e-9
     # Sweeping a training package with that model fails that package, not the run.
     assert main(["sweep", str(tmp_path / "train.jsonl"), "--budgets", "4", "--estimator", str(model),
@@ -211,3 +212,23 @@ def test_bad_estimator_file_is_bad_input(tmp_path, capsys):
     assert main(["sweep", str(pkg), "--budgets", "8", "--estimator", str(tmp_path / "m.json")]) == 2
     assert main(["sweep", str(pkg), "--budgets", "8", "--estimator", str(tmp_path / "none.json")]) == 2
     assert "train-estimator" in capsys.readouterr().err
+
+
+def test_batch_and_score_take_the_estimator(tmp_path, capsys):
+    write_package_set(generate_set("base", range(6)), tmp_path / "train.jsonl")
+    write_package_set(generate_set("base", range(70, 72)), tmp_path / "test.jsonl")
+    model = tmp_path / "model.json"
+    assert main(["train-estimator", str(tmp_path / "train.jsonl"), "--out", str(model), "--test-frac", "0"]) == 0
+    out = tmp_path / "b.jsonl"
+    assert main(["batch", str(tmp_path / "test.jsonl"), "--out", str(out), "--budgets", "4",
+                 "--writers", "gvt,estimated_gvt", "--estimator", str(model), "--backend", "serial"]) == 0
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(records) == 2
+    assert all(r["writers"]["estimated_gvt"]["estimate"]["estimator"] == "ridge" for r in records)
+    pkg = tmp_path / "one.json"
+    pkg.write_text(json.dumps(next(iter(generate_set("base", [70])))))
+    capsys.readouterr()
+    assert main(["score", str(pkg), "--budget", "4", "--ids", "", "--estimator", str(model), "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert set(rec["writers"]) == set(ESTIMATED_WRITERS)
+    assert rec["writers"]["estimated_gvt"]["ratio"] <= 1 + 1e-9

@@ -267,3 +267,19 @@ def test_group_capacity_on_the_commands(tmp_path, capsys):
     for command in (["solve", path], ["sweep", path], ["batch", path, "--out", str(tmp_path / "x.jsonl")]):
         assert main([*command, "--group-capacity", "0"]) == 2
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_too_many_composites_is_refused_with_a_pointer(monkeypatch):
+    from memaudit_fast.errors import SolverError
+    from memaudit_fast.solve import capacity
+    from memaudit_fast.solve.exact import solve
+
+    data = {"format": "memaudit.package/1", "package_id": "wide", "objective": {"group_capacity": 3},
+            "units": [{"unit_id": "u", "weight": 1.0}],
+            "candidates": [{"candidate_id": f"c{i}", "group": "g", "cost": 1, "coverage": {"u": 0.1}}
+                           for i in range(12)]}
+    monkeypatch.setattr(capacity, "MAX_COMPOSITES", 100)
+    with pytest.raises(SolverError, match="memaudit certify"):
+        solve(Package.from_dict(data), 5)
+    monkeypatch.setattr(capacity, "MAX_COMPOSITES", 1000)
+    assert solve(Package.from_dict(data), 5).value == pytest.approx(0.3)

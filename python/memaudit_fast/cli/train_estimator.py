@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
     test = [packages[i] for i in order[:n_test]]
     train = [packages[i] for i in order[n_test:]]
     model = fit_ridge(train, alpha=args.alpha, test=test, sets=[str(s) for s in args.sets])
+    model.split = {"seed": args.seed, "test_frac": args.test_frac, "train": len(train), "test": len(test)}
     data = model.to_json()
-    data["split"] = {"seed": args.seed, "test_frac": args.test_frac, "train": len(train), "test": len(test)}
     write_atomic(out, lambda h: h.write(json.dumps(data, indent=1) + "\n"))
     r2 = model.test.get("r2")
     print(f"trained on {len(train)} packages ({model.train['candidates']} candidates), "

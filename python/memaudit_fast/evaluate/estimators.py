@@ -135,6 +135,7 @@ class RidgeEstimator:
     train: dict[str, Any]
     test: dict[str, Any] = field(default_factory=dict)
     source: str | None = None
+    split: dict[str, Any] | None = None  # how train-estimator split its packages
     label: str = "ridge"
 
     def predict(self, package: Package) -> np.ndarray:
@@ -162,6 +163,7 @@ class RidgeEstimator:
                       "candidates": self.train.get("candidates"), "sets": self.train.get("sets")},
             "test": {"package": package.package_id, "in_training_set": False,
                      "held_out_r2": self.test.get("r2")},
+            "split": self.split,
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -170,6 +172,7 @@ class RidgeEstimator:
             "features": feature_names(self.representations), "representations": self.representations,
             "mean": self.mean.tolist(), "scale": self.scale.tolist(), "coef": self.coef.tolist(),
             "intercept": self.intercept, "train": self.train, "test": self.test,
+            **({"split": self.split} if self.split is not None else {}),
         }
 
     @classmethod
@@ -186,13 +189,14 @@ class RidgeEstimator:
             arrays = [np.asarray(data[k], dtype=np.float64) for k in ("mean", "scale", "coef")]
             intercept, alpha = float(data["intercept"]), float(data["alpha"])
             train, test = dict(data["train"]), dict(data.get("test") or {})
+            split = dict(data["split"]) if isinstance(data.get("split"), dict) else None
         except (KeyError, TypeError, ValueError) as exc:
             raise bad(f"missing or malformed field ({exc})") from None
         if any(a.shape != (width,) or not np.all(np.isfinite(a)) for a in arrays) or not math.isfinite(intercept):
             raise bad(f"mean, scale and coef must be {width} finite numbers each")
         if np.any(arrays[1] <= 0):
             raise bad("scale must be positive")
-        return cls(reps, arrays[0], arrays[1], arrays[2], intercept, alpha, train, test, source)
+        return cls(reps, arrays[0], arrays[1], arrays[2], intercept, alpha, train, test, source, split)
 
 
 def fit_ridge(
