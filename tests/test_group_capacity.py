@@ -264,7 +264,12 @@ def test_group_capacity_on_the_commands(tmp_path, capsys):
                  "--backend", "serial"]) == 0
     (rec,) = [json.loads(x) for x in out.read_text().splitlines()]
     assert rec["opt"] == 2.0 and rec["group_capacity"] == 2
-    for command in (["solve", path], ["sweep", path], ["batch", path, "--out", str(tmp_path / "x.jsonl")]):
+    assert main(["score", path, "--ids", "ra,rb", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["feasible"] is False
+    assert main(["score", path, "--ids", "ra,rb", "--group-capacity", "2", "--json"]) == 0
+    scored = json.loads(capsys.readouterr().out)
+    assert scored["feasible"] is True and scored["ratio"] == 1.0
+    for command in (["solve", path], ["sweep", path], ["score", path, "--ids", "ra"], ["batch", path, "--out", str(tmp_path / "x.jsonl")]):
         assert main([*command, "--group-capacity", "0"]) == 2
     assert not (tmp_path / "x.jsonl").exists()
 

@@ -30,6 +30,8 @@ def add_parser(subparsers: Any) -> None:
     source.add_argument("--store", metavar="FILE",
                         help="JSON file: a list of candidate ids, or an object with 'selected'")
     p.add_argument("--opt", type=float, help="OPT(B) if already known (skips the exact solve)")
+    p.add_argument("--group-capacity", type=int, metavar="K",
+                   help="candidates a group may hold (overrides objective.group_capacity)")
     p.add_argument("--estimator", metavar="MODEL.json|embed",
                    help="also score the coverage-blind writers estimated_greedy/estimated_gvt at the same "
                         "budget, with this estimator where the package has no estimates")
@@ -55,7 +57,9 @@ def the_budget(package: Package, budget: float | None) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    package = load_package(args.path)
+    from ..model.estimates import with_group_capacity
+
+    package = with_group_capacity(load_package(args.path), args.group_capacity)
     ids = args.ids if args.ids is not None else read_store(args.store)
     result = score(package, ids, the_budget(package, args.budget), opt=args.opt)
     writers = _estimated_writers(package, result, args.estimator) if args.estimator else {}
