@@ -50,6 +50,9 @@ class _Candidate(msgspec.Struct):
     representation: str | msgspec.UnsetType = msgspec.UNSET
     text: str | msgspec.UnsetType = msgspec.UNSET
     timestamp: _Real | msgspec.UnsetType = msgspec.UNSET
+    # Write-time estimates (see .estimates): null means none, like absent.
+    estimated_value: _NonNeg | None = None
+    estimated_coverage: dict[str, _NonNeg] | None = None
 
 
 class _Query(msgspec.Struct):
@@ -98,6 +101,10 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
 
     objective = pkg.objective
     default_sat = _NAMED["cap1"]
+    if "group_capacity" in objective:
+        k = objective["group_capacity"]
+        if type(k) is not int or k < 1:
+            return None
     if objective:
         spec = objective.get("saturation", "cap1")
         default_sat = _NAMED.get(spec) if isinstance(spec, str) else _slow_saturation(spec, limits)  # type: ignore[assignment]
@@ -132,6 +139,9 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
     # Whole-list steps (C loops) instead of Python work per candidate.
     covs = [c.coverage for c in cands]
     if not unit_keys >= set().union(*covs):
+        return None
+    estimated = [c.estimated_coverage for c in cands if c.estimated_coverage]
+    if estimated and not unit_keys >= set().union(*estimated):
         return None
     nonzeros = sum(map(len, covs))
     indptr = list(accumulate(map(len, covs), initial=0))

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from ..errors import PackageError
+from .estimates import check_candidate_estimates, check_group_capacity
 from .jsonio import MAX_EXACT_INT, _has_surrogate, cut, describe, is_number
 from .limits import Limits
 from .spec import FORMAT, MAX_ERRORS, OWN_GROUP, SATURATIONS, Locator, SaturationSpec
@@ -188,6 +189,7 @@ class _Validator:
             default_sat = self.section(
                 lambda: self.saturation(objective.get("saturation", "cap1"), None, "objective.saturation")
             ) or default_sat
+            self.section(check_group_capacity, self, objective)
         self.section(self.budgets)
         if "cost_model" in data:
             self.section(self.expect, isinstance(data["cost_model"], str), data["cost_model"], "a string",
@@ -307,6 +309,7 @@ class _Validator:
                                     fld="coverage")
                         continue
                     self.section(self.number, value, where, f"coverage.{unit_id}")
+        self.section(check_candidate_estimates, self, cand, where, unit_index)
         exp_id = cand.get("experience_id")
         if exp_id is not None:
             self.identifier(exp_id, where, "experience_id")
