@@ -163,3 +163,33 @@ def test_pwl_rules_with_the_origin(points, needles):
         Package.from_dict(data)
     for needle in needles:
         assert needle in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("edit", "ok"),
+    [
+        (lambda d: d["candidates"][0].update(estimated_value=0.5), True),
+        (lambda d: d["candidates"][0].update(estimated_value=None, estimated_coverage={}), True),
+        (lambda d: d["candidates"][0].update(estimated_coverage={"u0": 0.3}), True),
+        (lambda d: d["candidates"][0].update(estimated_value=-1), False),
+        (lambda d: d["candidates"][0].update(estimated_value=True), False),
+        (lambda d: d["candidates"][0].update(estimated_coverage={"nope": 1}), False),
+        (lambda d: d["candidates"][0].update(estimated_coverage=[1]), False),
+        (lambda d: d.update(objective={"group_capacity": 2}), True),
+        (lambda d: d.update(objective={"group_capacity": 0}), False),
+        (lambda d: d.update(objective={"group_capacity": True}), False),
+        (lambda d: d.update(objective={"group_capacity": 2.0}), False),
+    ],
+)
+def test_optional_protocol_fields_are_judged_alike(edit, ok):
+    data = base(2)
+    edit(data)
+    if ok:
+        fast = package_from_json(json.dumps(data))
+        assert fast.arrays is not None
+        same(fast, careful(data))
+    else:
+        with pytest.raises(PackageError):
+            careful(data)
+        with pytest.raises(PackageError):
+            package_from_json(json.dumps(data))
