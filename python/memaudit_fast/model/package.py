@@ -85,6 +85,19 @@ class Package:
         """
         return _Validator(data, source, locator or _default_locator, limits or current_limits()).run()
 
+    @classmethod
+    def from_arrays(cls, cost: Any, group: Any, coverage: Any, weight: Any, **options: Any) -> Package:
+        """A package from numpy / scipy.sparse arrays: see :func:`memaudit_fast.model.arrays.package_from_arrays`."""
+        from .arrays import package_from_arrays
+
+        return package_from_arrays(cost, group, coverage, weight, **options)
+
+    def __repr__(self) -> str:
+        data = self.data if isinstance(self.data, dict) else {}
+        return (f"Package({data.get('package_id')!r}, candidates={len(data.get('candidates') or [])}, "
+                f"units={len(data.get('units') or [])}, budgets={data.get('budgets', data.get('budget'))}, "
+                f"saturation={self.saturation_name!r})")
+
     # Plain accessors over the user's data -------------------------------------------------
     @property
     def package_id(self) -> str:
