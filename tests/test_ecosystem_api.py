@@ -179,3 +179,17 @@ def test_read_results_refuses_a_package_set(tmp_path) -> None:
     empty.write_text("\n")
     with pytest.raises(ma.PackageError, match="no memaudit.result/1 records"):
         ma.read_results(empty)
+
+
+def test_bare_memaudit_prints_short_usage_on_stderr(capsys) -> None:
+    from memaudit_fast.cli.main import SHORT_HELP, SUBCOMMANDS, build_parser
+
+    assert main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "usage: memaudit COMMAND" in err
+    names = set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    assert set(SHORT_HELP) == names and len(names) == len(SUBCOMMANDS)
+    assert all(f"  {name} " in err for name in names)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--version"])
+    assert ma.__version__ in capsys.readouterr().out

@@ -55,6 +55,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# One line per subcommand for bare ``memaudit`` (each --help says the rest).
+SHORT_HELP = {
+    "demo": "the built-in example end to end",
+    "validate": "check packages, artifact directories and sets",
+    "info": "counts, budgets, costs, weights rule and saturation of a package",
+    "convert": "single-file JSON <-> artifact directory, without loss",
+    "solve": "exact OPT(B) of packages, optionally certified by a MILP",
+    "sweep": "OPT and every baseline writer's ratio over budgets; ablations",
+    "score": "F(X) / OPT(B) of a store chosen elsewhere",
+    "certify": "check earlier results against an independent MILP",
+    "generate": "MEMAUDIT-Small synthetic packages",
+    "natural": "natural packages from LoCoMo dialogue",
+    "batch": "parallel, resumable scoring of package sets",
+    "export": "results as a table (Parquet, CSV, TSV, Feather, JSON lines)",
+    "report": "figures and an HTML page from results",
+    "reproduce": "the paper's findings, next to the paper's figures",
+    "write": "build Membox, ENGRAM or flat stores from LoCoMo",
+    "retrieve": "answer a question from a written store",
+    "eval-retrieval": "evidence recall of the writers on LoCoMo",
+    "import": "an external memory system's store into a union package",
+    "score-store": "extraction vs selection ratios over OPT(union)",
+}
+
+
+def print_short_usage(parser: argparse.ArgumentParser) -> None:
+    """Bare ``memaudit``: the subcommands, one line each, on stderr."""
+    lines = ["usage: memaudit COMMAND [options]   ('memaudit COMMAND --help' for one, --version)", "",
+             "commands:"]
+    lines += [f"  {name:<15} {summary}" for name, summary in SHORT_HELP.items()]
+    print("\n".join(lines), file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -62,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
         return int(exc.code or 0)
     if not getattr(args, "run", None):
-        parser.print_help()
+        print_short_usage(parser)
         return 2
     try:
         return int(args.run(args))

@@ -32,7 +32,7 @@ FORMATS = {".parquet": "parquet", ".pq": "parquet", ".feather": "feather", ".arr
            ".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
-def _read_input(path: str | Path) -> tuple[str, str]:
+def read_results_text(path: str | Path) -> tuple[str, str]:
     """(text, label) of a results file; ``-`` is stdin; ``.gz`` is decompressed."""
     if str(path) == "-":
         return sys.stdin.read(), "<stdin>"
@@ -45,7 +45,7 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     Raises PackageError (exit code 2) at the first line that is not a result record, and when
     the file holds no record at all.
     """
-    text, label = _read_input(path)
+    text, label = read_results_text(path)
     records = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
