@@ -20,9 +20,10 @@ from ..experiments.reproduce.run import (
     run_reproduction,
     write_outputs,
 )
-from ..model.jsonio import check_output_path
+from ..model.jsonio import check_output_path, dumps
+from ..progress import Progress
 from ..suites.small import DISTRIBUTIONS
-from .common import add_subparser, name_list, number_list
+from .common import add_quiet, add_subparser, name_list, number_list
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -71,6 +72,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="a few-second run: 2 seeds, one noise level, one LoCoMo conversation")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     p.add_argument("--no-print", action="store_true", help="do not print the report")
+    p.add_argument("--json", action="store_true",
+                   help="print the reproduce.json document instead of the markdown report")
+    add_quiet(p)
     p.set_defaults(run=run)
     return p
 
@@ -121,11 +125,16 @@ def run(args: argparse.Namespace) -> int:
     for name in OUTPUT_NAMES:  # fail before a long run, not after it
         check_output_path(out / name, overwrite=args.force)
     command = command_line(cfg, args.out)
-    result = run_reproduction(cfg, command=command,
-                              progress=lambda msg: print(msg, file=sys.stderr))
+    result = run_reproduction(
+        cfg, command=command,
+        track=lambda label, total: Progress(label, total, unit="package", quiet=args.quiet),
+    )
     paths = write_outputs(result, args.out, overwrite=args.force)
-    if not args.no_print:
+    if args.json:
+        print(dumps(result.to_json()))
+    elif not args.no_print:
         print(render_markdown(result))
-    for path in paths:
-        print(f"wrote {path}", file=sys.stderr)
+    if not args.quiet:
+        for path in paths:
+            print(f"wrote {path}", file=sys.stderr)
     return 0

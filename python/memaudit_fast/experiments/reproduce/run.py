@@ -420,13 +420,18 @@ def _small_task(args: tuple[str, int, ReproduceConfig]) -> dict[str, Any]:
 
 
 
-def small_records(cfg: ReproduceConfig) -> list[dict[str, Any]]:
-    """Per-package records of MEMAUDIT-Small, distribution-major, seeds 0..N-1."""
+def small_records(cfg: ReproduceConfig, done: Callable[[], None] | None = None) -> list[dict[str, Any]]:
+    """Per-package records of MEMAUDIT-Small, distribution-major, seeds 0..N-1 (``done()`` after each)."""
     tasks = [(d, s, cfg) for d in cfg.distributions for s in range(cfg.seeds)]
-    return list(_map(_small_task, tasks, cfg.workers))
+    out = []
+    for record in _map(_small_task, tasks, cfg.workers):
+        out.append(record)
+        if done is not None:
+            done()
+    return out
 
 
-def locomo_records(cfg: ReproduceConfig) -> list[dict[str, Any]]:
+def locomo_records(cfg: ReproduceConfig, done: Callable[[], None] | None = None) -> list[dict[str, Any]]:
     """Per-conversation records of the LoCoMo natural packages (budgets as fractions)."""
     if cfg.locomo is None:
         return []
@@ -442,6 +447,8 @@ def locomo_records(cfg: ReproduceConfig) -> list[dict[str, Any]]:
             noise_levels=cfg.noise_levels, noise_seed=cfg.noise_seed,
             time_limit=cfg.locomo_time_limit, group="locomo", seed=None,
         ))
+        if done is not None:
+            done()
     return out
 
 
@@ -590,17 +597,28 @@ def _keyed(d: dict[float, float]) -> dict[str, float]:
 
 
 def run_reproduction(cfg: ReproduceConfig, *, command: str = "",
-                     progress: Callable[[str], None] | None = None) -> Reproduction:
-    """Run every measurement of ``cfg`` and summarize it."""
+                     progress: Callable[[str], None] | None = None,
+                     track: Callable[[str, int | None], Any] | None = None) -> Reproduction:
+    """Run every measurement of ``cfg`` and summarize it.
+
+    ``track(label, total)`` returns a :class:`~memaudit_fast.progress.Progress` (or anything with
+    ``update()`` and ``close()``) counting the packages of each part.
+    """
     cfg.check()
     start = time.perf_counter()
     if progress:
         progress(f"MEMAUDIT-Small: {len(cfg.distributions)} distribution(s) x {cfg.seeds} seed(s)")
-    small = small_records(cfg)
+    bar = track("MEMAUDIT-Small", len(cfg.distributions) * cfg.seeds) if track else None
+    small = small_records(cfg, bar.update if bar is not None else None)
+    if bar is not None:
+        bar.close()
     small_seconds = time.perf_counter() - start
     if progress and cfg.locomo:
         progress(f"LoCoMo natural packages from {cfg.locomo}")
-    locomo = locomo_records(cfg)
+    bar = track("LoCoMo", cfg.locomo_limit) if track and cfg.locomo else None
+    locomo = locomo_records(cfg, bar.update if bar is not None else None)
+    if bar is not None:
+        bar.close()
     result = Reproduction(cfg, small, locomo, time.perf_counter() - start, command,
                           small_seconds=small_seconds)
     result.summary = {"small": summarize(small, cfg.noise_levels),
