@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
@@ -27,13 +28,17 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--format", choices=sorted(set(FORMATS.values())),
                    help="output format (default: from OUT's suffix; needed with OUT -)")
     p.add_argument("--force", action="store_true", help="replace an existing OUT")
+    p.add_argument("--json", action="store_true", help="report the row count as one JSON line")
     p.add_argument("--quiet", "-q", action="store_true", help="do not report the row count")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     rows = export_results(args.results, args.out, fmt=args.format, overwrite=args.force)
-    if not args.quiet:
-        where = "stdout" if args.out == "-" else args.out
-        print(f"wrote {rows} rows to {where}", file=sys.stderr if args.out == "-" else sys.stdout)
+    where = "stdout" if args.out == "-" else args.out
+    stream = sys.stderr if args.out == "-" else sys.stdout
+    if args.json:
+        print(json.dumps({"rows": rows, "out": where}), file=stream)
+    elif not args.quiet:
+        print(f"wrote {rows} rows to {where}", file=stream)
     return 0

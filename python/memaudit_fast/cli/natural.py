@@ -26,14 +26,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         subparsers, "natural",
         "Build natural packages from a dialogue dataset. 'locomo' reads a LoCoMo-format JSON "
         "file and writes one package per conversation.",
-        "memaudit natural locomo ../shared/data/locomo/locomo7.json --out locomo.jsonl",
+        "memaudit natural locomo locomo10.json --out locomo.jsonl",
     )
     sources = p.add_subparsers(dest="dataset", metavar="DATASET", required=True)
     fracs = ",".join(f"{f:g}" for f in DEFAULT_BUDGET_FRACS)
     lp = add_subparser(
         sources, "locomo",
         "One package per conversation of a LoCoMo-format file.",
-        "memaudit natural locomo ../shared/data/locomo/locomo7.json --out natural/ "
+        "memaudit natural locomo locomo10.json --out natural/ "
         "--budgets 50,100,200",
     )
     lp.description = (

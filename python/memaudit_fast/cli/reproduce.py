@@ -31,7 +31,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         subparsers, "reproduce",
         "Reproduce the MEMAUDIT paper's findings (writers vs exact OPT, no-tombstone ablation, "
         "rank stability across cost models and under annotation noise) and write a report.",
-        "memaudit reproduce --out repro/ --locomo ../shared/data/locomo/locomo7.json",
+        "memaudit reproduce --out repro/ --locomo locomo10.json",
     )
     p.description = (
         "Generate MEMAUDIT-Small packages over every stress distribution and seeds 0..N-1, solve "
@@ -58,7 +58,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         f"{','.join(f'{x:g}' for x in QUICK_NOISE)})")
     p.add_argument("--noise-seed", type=int, default=0, metavar="S",
                    help="seed of the annotation noise (default 0)")
-    p.add_argument("--locomo", metavar="PATH", help="a LoCoMo JSON file (e.g. locomo7.json)")
+    p.add_argument("--locomo", metavar="PATH", help="a LoCoMo JSON file (data/locomo10.json of the LoCoMo repository)")
     p.add_argument("--locomo-limit", type=int, metavar="N",
                    help="only the first N conversations (default all; --quick 1)")
     p.add_argument("--time-limit", type=float, metavar="SECONDS",
