@@ -186,3 +186,19 @@ def test_quiet_silences_progress(tmp_path, capsys) -> None:
     assert capsys.readouterr().err == ""
     assert main(["reproduce", "--quick", "--out", str(tmp_path / "r2"), "--no-print"]) == 0
     assert "MEMAUDIT-Small: 16/16 packages" in capsys.readouterr().err
+
+
+def test_generate_validate_convert_info_through_pipes(monkeypatch, capsys) -> None:
+    assert main(["generate", "--distribution", "base", "--seed", "0", "--count", "2", "--out", "-"]) == 0
+    lines = capsys.readouterr().out
+    _stdin(monkeypatch, lines)
+    assert main(["validate", "-", "--json"]) == 0
+    checked = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [c["valid"] for c in checked] == [True, True] and checked[1]["package_id"] == "small/base/s0001"
+    _stdin(monkeypatch, EXAMPLE.read_text())
+    assert main(["convert", "-", "-"]) == 0
+    converted = capsys.readouterr().out
+    assert json.loads(converted) == json.loads(EXAMPLE.read_text())
+    _stdin(monkeypatch, converted)
+    assert main(["info", "-", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["package_id"] == "example/lisbon-porto"
