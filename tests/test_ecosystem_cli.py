@@ -179,6 +179,8 @@ def test_tables_use_one_precision_per_column(capsys) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[1] for line in lines[2:]] == ["0.500000", "0.123456", "2.000000"]
     assert [line.split()[2] for line in lines[2:]] == ["3", "10", "7"]
+    common.print_table(["seconds"], [[5.9e-05], [0.25]])  # one needs an exponent: all get one
+    assert capsys.readouterr().out.split()[2:] == ["5.900e-05", "2.500e-01"]
 
 
 def test_quiet_silences_progress(tmp_path, capsys) -> None:

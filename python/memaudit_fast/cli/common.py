@@ -46,7 +46,7 @@ def print_table(headers: list[str], rows: list[list[Any]]) -> None:
 
 def _column_decimals(values: list[Any]) -> int | None:
     """Decimals that show every float of a column to 6 significant digits (at most 6), or None
-    when some float needs an exponent (then each keeps its own %g form)."""
+    when some float needs an exponent (then the whole column is in scientific notation)."""
     decimals = 0
     for v in values:
         if isinstance(v, float) and math.isfinite(v):
@@ -59,8 +59,10 @@ def _column_decimals(values: list[Any]) -> int | None:
 
 def _fmt(value: Any, decimals: int | None = None) -> str:
     if isinstance(value, float):
-        if decimals is None or not math.isfinite(value):
-            return f"{value:.6g}"
+        if not math.isfinite(value):
+            return f"{value:g}"
+        if decimals is None:
+            return f"{value:.3e}"
         return f"{value:.{decimals}f}"
     return str(value)
 

@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 rows.append([result.package_id, result.budget, result.status, result.value, result.upper_bound,
                              f"{100 * result.gap:.3g}%", len(result.selected), result.cost, result.nodes,
-                             f"{result.seconds:.4g}", *(_certificate_cells(cert) if cert is not None else [])])
+                             result.seconds, *(_certificate_cells(cert) if cert is not None else [])])
         if any(r.status == "interrupted" for r in results):
             interrupted = True
             break
