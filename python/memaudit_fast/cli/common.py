@@ -51,7 +51,7 @@ def _column_decimals(values: list[Any]) -> int | None:
     for v in values:
         if isinstance(v, float) and math.isfinite(v):
             text = f"{v:.6g}"
-            if "e" in text:
+            if "e" in text or 0 < abs(v) < 1e-3:  # fixed decimals would drop its digits
                 return None
             decimals = max(decimals, len(text.partition(".")[2]))
     return min(decimals, 6)

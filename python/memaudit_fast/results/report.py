@@ -79,16 +79,30 @@ class Table:
 
     def to_html(self) -> str:
         head = "".join(f"<th>{html.escape(str(h))}</th>" for h in self.headers)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(c))}</td>" for c in row) + "</tr>"
-                       for row in self.rows)
+        digits = [_decimals([row[i] for row in self.rows]) for i in range(len(self.headers))]
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(c, digits[i]))}</td>" for i, c in enumerate(row))
+                       + "</tr>" for row in self.rows)
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _cell(value: Any) -> str:
+def _decimals(values: list[Any]) -> int | None:
+    """One precision per column: decimals showing each float to 4 significant digits, or None
+    (scientific notation for the whole column) when some value needs an exponent."""
+    decimals = 0
+    for v in values:
+        if isinstance(v, float) and math.isfinite(v):
+            text = f"{v:.4g}"
+            if "e" in text or 0 < abs(v) < 0.01:  # fixed decimals would drop its digits
+                return None
+            decimals = max(decimals, len(text.partition(".")[2]))
+    return min(decimals, 4)
+
+
+def _cell(value: Any, decimals: int | None = 4) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.0f}"
+        return f"{value:.3e}" if decimals is None else f"{value:.{decimals}f}"
     return str(value)
 
 
