@@ -164,6 +164,11 @@ def test_systems_block_is_flattened() -> None:
     assert [r["writer"] for r in rows] == ["mem0", "letta"] and {r["writer_kind"] for r in rows} == {"system"}
     assert rows[0]["system_full_store_ratio"] == 0.0 and rows[0]["system_reasons_full_store_ratio"] == "over"
     assert rows[1]["system_memories"] == 6 and rows[0]["package_opt_value"] == 6.0 and rows[0]["budget"] == 8.0
+    (wide,) = ma.results_to_table([record], layout="wide").to_pylist()
+    assert wide["system_mem0_full_store_ratio"] == 0.0 and wide["system_letta_memories"] == 6
+    assert "writer" not in wide and wide["system_mem0_reasons_full_store_ratio"] == "over"
+    with pytest.raises(ma.UsageError, match="layout"):
+        ma.results_to_table([record], layout="tall")
 
 
 def test_read_results_refuses_a_package_set(tmp_path) -> None:

@@ -5,8 +5,9 @@ A results file holds ``memaudit.result/1`` records, one JSON object a line (``ba
 anything else with a :class:`PackageError` naming the line: a package set (``memaudit.package/1``
 lines, which ``batch`` turns into results), or an object of another format.
 
-:func:`export_results` writes the table of :mod:`memaudit_fast.results.frame` (one row per
-(package, budget, writer), every field kept) as Parquet (``.parquet``, ``.pq``), Feather / Arrow
+:func:`export_results` writes the table of :mod:`memaudit_fast.results.frame`, every field kept:
+by default one row per record (``writer_<name>_<field>`` columns), or with ``layout="long"``
+one row per (package, budget, writer), as :func:`memaudit_fast.read_results` gives; as Parquet (``.parquet``, ``.pq``), Feather / Arrow
 IPC (``.feather``, ``.arrow``), CSV (``.csv``), TSV (``.tsv``) or JSON lines (``.jsonl``,
 ``.ndjson``). CSV and TSV cannot hold lists: list columns (``selected``, ``writer_selected``)
 are written there as JSON arrays. ``-`` writes to stdout (the format then comes from
@@ -127,16 +128,23 @@ def write_table(table: Any, out: str | Path, fmt: str) -> None:
 
 
 def export_results(results: str | Path, out: str | Path, *, fmt: str | None = None,
-                   overwrite: bool = False) -> int:
-    """Write the results table of a results file; returns the number of rows written."""
-    from .frame import _pyarrow, results_to_table
+                   layout: str = "wide", overwrite: bool = False) -> int:
+    """Write the results table of a results file; returns the number of rows written.
+
+    ``layout``: ``wide`` (one row per record, ``writer_<name>_<field>`` columns) or ``long``
+    (one row per (package, budget, writer), as :func:`memaudit_fast.read_results` gives).
+    """
+    from .frame import LAYOUTS, _pyarrow, results_to_table
+
+    if layout not in LAYOUTS:
+        raise UsageError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
 
     kind = format_of(out, fmt)
     _pyarrow()
     if str(out) != "-":
         inputs = () if str(results) == "-" else (Path(results),)
         check_output_path(Path(out), inputs=inputs, overwrite=overwrite)
-    table = results_to_table(read_records(results))
+    table = results_to_table(read_records(results), layout=layout)
     write_table(table, out, kind)
     return int(table.num_rows)
 

@@ -51,6 +51,10 @@ system's fields ``system_<field>`` (``system_full_store_ratio``, ``system_reason
 A column whose values mix types (a number in one record, text in another) is kept as JSON
 text rather than coerced.
 
+``results_to_table(..., layout="wide")`` gives one row per record instead (the layout of
+``memaudit export``): the columns above without the ``writer*`` ones, then each writer's and
+system's fields as ``writer_<name>_<field>`` / ``system_<name>_<field>``.
+
 In pandas, integer and boolean columns use the nullable ``Int64`` and ``boolean`` dtypes,
 floats ``float64`` (NaN for null). Needs pyarrow (and pandas for the frame):
 ``pip install 'memaudit_fast[pandas]'``.
@@ -180,15 +184,50 @@ def _fits(value: Any, type_name: str) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def results_to_table(results: Iterable[Any] | str | Path) -> Any:
-    """A ``pyarrow.Table``, one row per (package, budget, writer), schema as documented above."""
+def wide_row(record: dict[str, Any]) -> dict[str, Any]:
+    """The one row of a record in the ``wide`` layout (see :func:`results_to_table`)."""
+    row: dict[str, Any] = {}
+    for key, value in record.items():
+        if key not in _SKIP:
+            _flatten(key, value, row)
+    row["distribution"] = _distribution(record)
+    for block_name, prefix in (("writers", "writer"), ("systems", "system")):
+        block = record.get(block_name)
+        if isinstance(block, dict):
+            for name, fields in block.items():
+                _flatten(f"{prefix}_{name}", fields, row)
+        elif block is not None:
+            raise PackageError(f"expected an object of {block_name}, found {type(block).__name__}",
+                               field=block_name)
+    return row
+
+
+LAYOUTS = ("long", "wide")
+
+
+def results_to_table(results: Iterable[Any] | str | Path, *, layout: str = "long") -> Any:
+    """A ``pyarrow.Table`` of results.
+
+    ``layout="long"`` (the default): one row per (package, budget, writer), schema as documented
+    above. ``layout="wide"``: one row per record, the record's columns as above without the
+    ``writer*`` ones, and each writer's or system's fields as ``writer_<name>_<field>`` /
+    ``system_<name>_<field>`` columns (``writer_gvt_ratio``), the layout of ``memaudit export``.
+    """
+    if layout not in LAYOUTS:
+        raise UsageError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
     pa = _pyarrow()
-    rows = [row for record in _as_records(results) for row in record_rows(record)]
-    extra = sorted({key for row in rows for key in row} - set(COLUMNS))
-    fixed = dict(SCHEMA)
-    arrays = [_column(pa, name, [row.get(name) for row in rows], fixed.get(name))
-              for name in (*COLUMNS, *extra)]
-    return pa.Table.from_arrays(arrays, names=[*COLUMNS, *extra])
+    records = _as_records(results)
+    if layout == "long":
+        rows = [row for record in records for row in record_rows(record)]
+        schema = SCHEMA
+    else:
+        rows = [wide_row(record) for record in records]
+        schema = tuple((name, kind) for name, kind in SCHEMA if not name.startswith("writer"))
+    names = [name for name, _ in schema]
+    extra = sorted({key for row in rows for key in row} - set(names))
+    fixed = dict(schema)
+    arrays = [_column(pa, name, [row.get(name) for row in rows], fixed.get(name)) for name in (*names, *extra)]
+    return pa.Table.from_arrays(arrays, names=[*names, *extra])
 
 
 def table_to_frame(table: Any) -> Any:
