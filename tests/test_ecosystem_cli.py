@@ -204,3 +204,52 @@ def test_generate_validate_convert_info_through_pipes(monkeypatch, capsys) -> No
     _stdin(monkeypatch, converted)
     assert main(["info", "-", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["package_id"] == "example/lisbon-porto"
+
+
+def test_batch_records_carry_their_budget_fraction(tmp_path, capsys) -> None:
+    pytest.importorskip("pandas")
+    pkg_set = tmp_path / "set.jsonl"
+    ma.write_package_set([ma.example_package()], pkg_set)
+    out = tmp_path / "r.jsonl"
+    assert main(["batch", str(pkg_set), "--out", str(out), "--budget-fracs", "0.1,0.5", "--backend", "serial",
+                 "--writers", "gvt"]) == 0
+    frame = ma.read_results(out)
+    assert sorted(frame["budget_frac"]) == [0.1, 0.5]
+    total = ma.example_package().total_cost()
+    assert sorted(frame["budget"]) == pytest.approx([0.1 * total, 0.5 * total])
+
+
+def _locomo(tmp_path: Path) -> Path:
+    from memaudit_fast.writers.sample import mini_locomo
+
+    second = mini_locomo()
+    second["sample_id"] = "mini-2"
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([mini_locomo(), second]))
+    return path
+
+
+def test_natural_writes_a_set_to_stdout(tmp_path, capsys, monkeypatch) -> None:
+    locomo = _locomo(tmp_path)
+    assert main(["natural", "locomo", str(locomo), "--out", "-", "--json"]) == 0
+    captured = capsys.readouterr()
+    packages = [json.loads(line) for line in captured.out.splitlines()]
+    assert [p["format"] for p in packages] == ["memaudit.package/1"] * 2
+    summaries = [json.loads(line) for line in captured.err.splitlines() if line.startswith("{")]
+    assert [s["package_id"] for s in summaries] == [p["package_id"] for p in packages]
+    assert "natural locomo: 2/2 conversations" in captured.err
+    _stdin(monkeypatch, captured.out)
+    assert main(["solve", "-", "--json", "--time-limit", "5"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == sum(len(p["budgets"]) for p in packages)
+
+
+def test_write_reports_progress_unless_quiet(tmp_path, capsys) -> None:
+    pytest.importorskip("faiss")
+    locomo = _locomo(tmp_path)
+    assert main(["write", "flat", "--locomo", str(locomo), "--out", str(tmp_path / "s"),
+                 "--embedder", "hashing:64"]) == 0
+    err = capsys.readouterr().err
+    assert "write flat: 2/2 conversations" in err and "2 store(s) written" in err
+    assert main(["write", "flat", "--locomo", str(locomo), "--out", str(tmp_path / "q"),
+                 "--embedder", "hashing:64", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""

@@ -241,19 +241,19 @@ def table_to_frame(table: Any) -> Any:
     return table.to_pandas(types_mapper=mapping.get)
 
 
-def results_to_frame(results: Iterable[Any] | str | Path) -> Any:
+def results_to_frame(results: Iterable[Any] | str | Path, *, layout: str = "long") -> Any:
     """A pandas DataFrame, one row per (package, budget, writer) (see the module doc).
 
     ``results``: records (dicts), :class:`~memaudit_fast.SolveResult` objects, or the path of
-    a results file.
+    a results file. ``layout="wide"``: one row per record instead.
     """
-    return table_to_frame(results_to_table(results))
+    return table_to_frame(results_to_table(results, layout=layout))
 
 
-def read_results(path: str | Path, *, arrow: bool = False) -> Any:
+def read_results(path: str | Path, *, arrow: bool = False, layout: str = "long") -> Any:
     """Read a ``memaudit.result/1`` JSONL file (``-``: stdin) as a DataFrame (or Arrow table).
 
     Anything but result records (a package set, another JSON file) is a PackageError.
     """
-    table = results_to_table(path)
+    table = results_to_table(path, layout=layout)
     return table if arrow else table_to_frame(table)
