@@ -21,6 +21,7 @@ from .common import (
     print_table,
     read_entries,
 )
+from .solve import check_certifier
 
 EXIT_SOME_FAILED = 3
 
@@ -94,6 +95,7 @@ def sweep_package(package: Package, args: argparse.Namespace) -> list[dict[str, 
 
 def run(args: argparse.Namespace) -> int:
     check_writers(args.writers)
+    check_certifier(args.certify)
     args.drop = parse_drop(args.drop) if args.drop is not None else None
     failures = 0
     table: list[dict[str, Any]] = []
