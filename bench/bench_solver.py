@@ -32,7 +32,8 @@ import numpy as np
 import pytest
 
 from memaudit_fast import _core
-from reference import (
+from oracles.branch_and_bound import solve_reference
+from oracles.exact import (
     Instance,
     is_feasible,
     milp_optimum,
@@ -40,7 +41,6 @@ from reference import (
     saturation_table,
     synthetic_instance,
 )
-from reference_bb import solve_reference
 
 OURS_LIMIT = 30.0  # seconds per budget
 HIGHS_LIMIT = 60.0  # seconds per budget
@@ -183,7 +183,7 @@ def test_solver_against_peers(benchmark: Any, case: Case) -> None:
 
 MEMORY_PROBE = """
 import json, sys
-from reference import synthetic_instance
+from oracles.exact import synthetic_instance
 from memaudit_fast import _core
 
 def status_kb(key):

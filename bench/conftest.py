@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-# The references (tests/reference.py) and the Python branch-and-bound (bench/reference_bb.py).
-for folder in (Path(__file__).resolve().parents[1] / "tests", Path(__file__).resolve().parent):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
+# The references the benchmarks check against (tests/oracles) and the test strategies.
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
 
 
 

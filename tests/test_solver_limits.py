@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_solver_bruteforce import instances
 
 from memaudit_fast import _core
-from reference import brute_force, is_feasible, objective, synthetic_instance
+from oracles.exact import brute_force, is_feasible, objective, synthetic_instance
+from strategies import instances
 
 TOL = 1e-9
 

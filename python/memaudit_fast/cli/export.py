@@ -18,7 +18,7 @@ def add_parser(subparsers: Any) -> None:
         "or score-store --json) as a table with every field kept: one row per record, each "
         "writer's fields as writer_<name>_<field> columns (--layout wide, the default), or one row "
         "per (package, budget, writer) as memaudit_fast.read_results gives (--layout long); the "
-        "columns are documented in memaudit_fast.results.frame. The format is "
+        "columns are documented in memaudit_fast.results.table. The format is "
         f"the one OUT's suffix names ({', '.join(FORMATS)}); CSV and TSV write lists as JSON "
         "arrays. '-' reads RESULTS from stdin or writes OUT to stdout (then give --format). A "
         "package set, or anything but result records, is refused (exit 2). Needs "

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..experiments.reproduce.run import (
+from ..experiments.reproduce import (
     DEFAULT_NOISE,
     DEFAULT_SEEDS,
     OUTPUT_NAMES,
@@ -17,6 +17,7 @@ from ..experiments.reproduce.run import (
     QUICK_SEEDS,
     ReproduceConfig,
     render_markdown,
+    reproduction_json,
     run_reproduction,
     write_outputs,
 )
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     )
     paths = write_outputs(result, args.out, overwrite=args.force)
     if args.json:
-        print(dumps(result.to_json()))
+        print(dumps(reproduction_json(result)))
     elif not args.no_print:
         print(render_markdown(result))
     if not args.quiet:

@@ -1,6 +1,6 @@
 """Packages from arrays, the way selection problems are built in apricot or submodlib.
 
-:func:`package_from_arrays` (also :meth:`Package.from_arrays`) takes one cost per candidate,
+:meth:`Package.from_arrays` (through :func:`arrays_to_data`) takes one cost per candidate,
 a group per candidate, a coverage matrix ``a`` with one row per candidate and one column per
 evidence unit, and one weight per unit, and returns the :class:`Package` whose utility is
 
@@ -24,8 +24,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import PackageError
-from .compiled import check_budgets
-from .package import Package
 
 SOURCE = "Package.from_arrays"
 
@@ -138,7 +136,23 @@ def _csr_rows(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, n: in
     return rows
 
 
-def package_from_arrays(
+def _budgets(budgets: Any) -> list[Any]:
+    """Plain Python numbers from a number, a numpy scalar or array, or a sequence (the package
+    validator then checks each one)."""
+    if isinstance(budgets, np.ndarray):
+        if budgets.ndim > 1:
+            raise _fail(f"expected one number or a flat list, got an array of shape {budgets.shape}", "budgets")
+        return list(budgets.tolist()) if budgets.ndim == 1 else [budgets.item()]
+    if isinstance(budgets, np.generic):
+        return [budgets.item()]
+    if isinstance(budgets, (str, bytes, dict)):
+        raise _fail(f"expected numbers, got {budgets!r}", "budgets")
+    if not hasattr(budgets, "__iter__"):
+        return [budgets]
+    return [b.item() if isinstance(b, np.generic) else b for b in budgets]
+
+
+def arrays_to_data(
     cost: Any,
     group: Any,
     coverage: Any,
@@ -151,8 +165,10 @@ def package_from_arrays(
     package_id: str = "arrays",
     representation: Sequence[str] | None = None,
     meta: dict[str, Any] | None = None,
-) -> Package:
-    """A validated package from arrays.
+) -> tuple[dict[str, Any], Any]:
+    """The single-file package dict of arrays, and the locator that names records by index.
+
+    :meth:`Package.from_arrays` validates the dict; the parameters are the same.
 
     Parameters
     ----------
@@ -195,10 +211,7 @@ def package_from_arrays(
         "objective": {"saturation": saturation},
     }
     if budgets is not None:
-        try:
-            data["budgets"] = check_budgets(budgets)
-        except ValueError as exc:
-            raise _fail(str(exc), "budgets") from None
+        data["budgets"] = _budgets(budgets)
     data["units"] = [{"unit_id": u, "weight": w} for u, w in zip(units, weight_array.tolist())]
     candidates = []
     for i in range(n):
@@ -213,5 +226,4 @@ def package_from_arrays(
     data["candidates"] = candidates
     data["meta"] = dict(meta or {})
     labels = {"candidates": "candidate", "units": "unit"}
-    return Package.from_dict(data, source=SOURCE,
-                             locator=lambda name, i: f"{labels.get(name, name)} {i}")
+    return data, lambda name, i: f"{labels.get(name, name)} {i}"

@@ -87,10 +87,12 @@ class Package:
 
     @classmethod
     def from_arrays(cls, cost: Any, group: Any, coverage: Any, weight: Any, **options: Any) -> Package:
-        """A package from numpy / scipy.sparse arrays: see :func:`memaudit_fast.model.arrays.package_from_arrays`."""
-        from .arrays import package_from_arrays
+        """A validated package from numpy / scipy.sparse arrays (costs, groups, a candidates x
+        units coverage matrix, unit weights); options and rules: :mod:`memaudit_fast.model.arrays`."""
+        from .arrays import SOURCE, arrays_to_data
 
-        return package_from_arrays(cost, group, coverage, weight, **options)
+        data, locator = arrays_to_data(cost, group, coverage, weight, **options)
+        return cls.from_dict(data, source=SOURCE, locator=locator)
 
     def __repr__(self) -> str:
         data = self.data if isinstance(self.data, dict) else {}

@@ -5,7 +5,7 @@ A results file holds ``memaudit.result/1`` records, one JSON object a line (``ba
 anything else with a :class:`PackageError` naming the line: a package set (``memaudit.package/1``
 lines, which ``batch`` turns into results), or an object of another format.
 
-:func:`export_results` writes the table of :mod:`memaudit_fast.results.frame`, every field kept:
+:func:`export_results` writes the table of :mod:`memaudit_fast.results.table`, every field kept:
 by default one row per record (``writer_<name>_<field>`` columns), or with ``layout="long"``
 one row per (package, budget, writer), as :func:`memaudit_fast.read_results` gives; as Parquet (``.parquet``, ``.pq``), Feather / Arrow
 IPC (``.feather``, ``.arrow``), CSV (``.csv``), TSV (``.tsv``) or JSON lines (``.jsonl``,
@@ -134,7 +134,7 @@ def export_results(results: str | Path, out: str | Path, *, fmt: str | None = No
     ``layout``: ``wide`` (one row per record, ``writer_<name>_<field>`` columns) or ``long``
     (one row per (package, budget, writer), as :func:`memaudit_fast.read_results` gives).
     """
-    from .frame import LAYOUTS, _pyarrow, results_to_table
+    from .table import LAYOUTS, _pyarrow, build_table
 
     if layout not in LAYOUTS:
         raise UsageError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
@@ -144,7 +144,7 @@ def export_results(results: str | Path, out: str | Path, *, fmt: str | None = No
     if str(out) != "-":
         inputs = () if str(results) == "-" else (Path(results),)
         check_output_path(Path(out), inputs=inputs, overwrite=overwrite)
-    table = results_to_table(read_records(results), layout=layout)
+    table = build_table(read_records(results), layout=layout)
     write_table(table, out, kind)
     return int(table.num_rows)
 
