@@ -253,3 +253,20 @@ def test_write_reports_progress_unless_quiet(tmp_path, capsys) -> None:
     assert main(["write", "flat", "--locomo", str(locomo), "--out", str(tmp_path / "q"),
                  "--embedder", "hashing:64", "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_import_reads_and_writes_the_union_through_pipes(tmp_path, capsys, monkeypatch) -> None:
+    from oracles.exports import GET_ALL
+
+    export = tmp_path / "get_all.json"
+    export.write_text(json.dumps(GET_ALL))
+    _stdin(monkeypatch, EXAMPLE.read_text())
+    assert main(["import", "mem0", str(export), "--package", "-", "--out", "-", "--embedder", "hashing",
+                 "--cache", str(tmp_path / "c.sqlite")]) == 0
+    captured = capsys.readouterr()
+    union = json.loads(captured.out)
+    assert list(union["meta"]["systems"]) == ["mem0"] and "imported 2 mem0 memories" in captured.err
+    _stdin(monkeypatch, captured.out)
+    assert main(["score-store", "-", "--budgets", "16", "--json"]) == 0
+    (record,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert set(record["systems"]) == {"mem0"}
