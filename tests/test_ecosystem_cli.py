@@ -270,3 +270,7 @@ def test_import_reads_and_writes_the_union_through_pipes(tmp_path, capsys, monke
     assert main(["score-store", "-", "--budgets", "16", "--json"]) == 0
     (record,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert set(record["systems"]) == {"mem0"}
+    assert main(["import", "mem0", str(export), "--package", str(EXAMPLE), "--out", str(tmp_path / "u.json"),
+                 "--embedder", "hashing", "--cache", str(tmp_path / "c.sqlite"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["system"] == "mem0" and summary["memories"] == 2 and (tmp_path / "u.json").exists()

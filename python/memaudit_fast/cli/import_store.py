@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--name", metavar="NAME", help="system name in the union (default: SYSTEM)")
     p.add_argument("--replace", action="store_true", help="replace a system of the same name in the union")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--json", action="store_true",
+                   help="the import's summary (memories, statuses, cost, arbiter) as one JSON line")
     p.add_argument("--history", metavar="PATH", help="mem0: history SQLite file or JSON/JSONL rows")
     p.add_argument("--passages", metavar="PATH", help="letta: separate passages file (JSON list or JSONL)")
     p.add_argument("--labels", type=name_list, metavar="L,...", help="letta: keep only these block labels")
@@ -124,6 +127,10 @@ def run(args: argparse.Namespace) -> int:
     summary = sys.stderr if args.out == "-" else sys.stdout
     info = union.data["meta"]["systems"][args.name or args.system]
     arb = info["arbiter"]
+    if args.json:
+        print(json.dumps({"package_id": union.package_id, "system": args.name or args.system, **info},
+                         default=str), file=summary)
+        return 0
     statuses = ", ".join(f"{n} {s}" for s, n in info["by_status"].items()) or "none"
     print(f"{union.package_id}: imported {info['memories']} {args.system} memories ({statuses}) "
           f"as '{args.name or args.system}'; store cost {info['store_cost']:g} {info['cost_model']}; "
