@@ -58,7 +58,7 @@ def test_solve_certify_shows_the_certificate_and_fails_when_it_cannot(monkeypatc
 
     from memaudit_fast.cli import solve as solve_cli
 
-    def unmade(package, results, solver, time_limit=None):
+    def unmade(package, results, solver, time_limit=None, **_):
         return [dict(r.to_record(), certificate={"solver": solver, "status": "not_certified", "agrees": None,
                                                  "issues": ["too large for the licence"]}) for r in results]
 
@@ -66,7 +66,7 @@ def test_solve_certify_shows_the_certificate_and_fails_when_it_cannot(monkeypatc
     assert main(["solve", str(EXAMPLE), "--certify", "highs"]) == 3
     assert "could not be made" in capsys.readouterr().err
 
-    def contradicts(package, results, solver, time_limit=None):
+    def contradicts(package, results, solver, time_limit=None, **_):
         return [dict(r.to_record(), certificate={"solver": solver, "status": "optimal", "value": 99.0,
                                                  "agrees": False}) for r in results]
 

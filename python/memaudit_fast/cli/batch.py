@@ -33,6 +33,10 @@ def add_parser(subparsers: Any) -> None:
                    help="certify every optimum with a MILP (slow; default none)")
     p.add_argument("--time-limit", type=float, help="seconds per (package, budget) solve")
     p.add_argument("--node-limit", type=int, help="nodes per solve")
+    p.add_argument("--group-capacity", type=int, metavar="K",
+                   help="candidates a group may hold (overrides objective.group_capacity)")
+    p.add_argument("--estimator", metavar="MODEL.json|embed",
+                   help="value estimates for the estimated writers where a package has none")
     p.add_argument("--workers", type=int, help="parallel workers (default: all cores)")
     p.add_argument("--backend", default="local", choices=["local", "threads", "serial", "ray"],
                    help="local = worker processes on this machine; ray = Ray tasks (pip install 'memaudit_fast[ray]')")
@@ -52,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
         certify=args.certify,
         time_limit=args.time_limit,
         node_limit=args.node_limit,
+        estimator=args.estimator,
+        group_capacity=args.group_capacity,
     )
     total = sum(1 for _ in iter_tasks(args.sets)) if sys.stderr.isatty() else None
     summary = run_batch(

@@ -34,6 +34,7 @@ SUBCOMMANDS = [
     "eval_retrieval",
     "import_store",
     "score_store",
+    "train_estimator",
 ]
 
 
@@ -76,6 +77,7 @@ SHORT_HELP = {
     "eval-retrieval": "evidence recall of the writers on LoCoMo",
     "import": "an external memory system's store into a union package",
     "score-store": "extraction vs selection ratios over OPT(union)",
+    "train-estimator": "fit the write-time value estimator of the coverage-blind writers",
 }
 
 
@@ -83,8 +85,21 @@ def print_short_usage(parser: argparse.ArgumentParser) -> None:
     """Bare ``memaudit``: the subcommands, one line each, on stderr."""
     lines = ["usage: memaudit COMMAND [options]   ('memaudit COMMAND --help' for one, --version)", "",
              "commands:"]
-    lines += [f"  {name:<15} {summary}" for name, summary in SHORT_HELP.items()]
+    commands = _commands(parser)
+    lines += [f"  {name:<15} {SHORT_HELP.get(name) or _first_clause(sub)}" for name, sub in commands.items()]
     print("\n".join(lines), file=sys.stderr)
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _first_clause(sub: argparse.ArgumentParser) -> str:
+    """A subcommand without a line in SHORT_HELP: the first clause of its own help."""
+    return (sub.description or "").split(". ")[0].split(" (")[0][:70]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

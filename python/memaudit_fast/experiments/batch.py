@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MemauditError, PackageError, UsageError
+from ..model.estimates import with_group_capacity
 from ..model.sets import RawMember, iter_raw_members, parse_member
 
 RESULT_FORMAT = "memaudit.result/1"
@@ -47,6 +48,8 @@ class BatchOptions:
     certify: str = "none"
     time_limit: float | None = None
     node_limit: int | None = None
+    estimator: str | None = None  # model path or "embed", for the estimated writers
+    group_capacity: int | None = None  # overrides objective.group_capacity
 
     def __post_init__(self) -> None:
         if self.budgets is not None and self.budget_fracs is not None:
@@ -57,6 +60,8 @@ class BatchOptions:
         for f in self.budget_fracs or ():
             if not (f >= 0):
                 raise UsageError(f"budget fraction {f} must be a number >= 0")
+        if self.group_capacity is not None and (type(self.group_capacity) is not int or self.group_capacity < 1):
+            raise UsageError(f"--group-capacity must be an integer >= 1, got {self.group_capacity!r}")
 
 
 @dataclass
@@ -102,7 +107,7 @@ def score_task(task: Task, options: BatchOptions, skip_budgets: frozenset[float]
     source = task[0]
     package_id: str | None = None
     try:
-        package = parse_member(task)
+        package = with_group_capacity(parse_member(task), options.group_capacity)
         package_id = package.package_id
         all_budgets = resolve_budgets(package, options)
         budgets = [b for b in all_budgets if b not in skip_budgets]
@@ -137,13 +142,28 @@ def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions) -
         if options.writers:
             from ..evaluate.baselines import writer_scores
 
-            record["writers"] = writer_scores(compiled, result.budget, options.writers, opt=result.value)
+            record["writers"] = writer_scores(compiled, result.budget, options.writers, opt=result.value,
+                                              estimator=_estimator(options.estimator))
         if options.certify != "none":
             from ..solve.certify import certify
 
             record["certificate"] = certify(compiled, result, solver=options.certify).to_dict()
         records.append(record)
     return records
+
+
+def _estimator(spec: str | None) -> Any:
+    """The estimator of a batch, loaded once per process."""
+    if spec is None:
+        return None
+    from ..evaluate.estimators import load_estimator
+
+    if spec not in _ESTIMATORS:
+        _ESTIMATORS[spec] = load_estimator(spec)
+    return _ESTIMATORS[spec]
+
+
+_ESTIMATORS: dict[str, Any] = {}
 
 
 def _score_chunk(chunk: list[tuple[Task, frozenset[float]]], options: BatchOptions) -> list[list[dict[str, Any]]]:
