@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
-from ..model.io import load_package, save_package
-from ..model.jsonio import OutputPath
-from .common import add_checksum_flag, add_subparser, apply_checksum_flag
+from ..errors import UsageError
+from ..model.io import save_package
+from ..model.jsonio import OutputPath, dumps
+from .common import add_checksum_flag, add_subparser, apply_checksum_flag, load_one
 
 
 def add_parser(subparsers: Any) -> None:
@@ -21,21 +24,31 @@ def add_parser(subparsers: Any) -> None:
         "link; the output appears complete or not at all.",
         "memaudit convert artifact_dir/ package.json",
     )
-    p.add_argument("src", metavar="SRC")
-    p.add_argument("dst", metavar="DST")
+    p.add_argument("src", metavar="SRC", help="package file or artifact directory (- for stdin)")
+    p.add_argument("dst", metavar="DST", help="output file or directory (- for single-file JSON on stdout)")
     p.add_argument("--layout", choices=["json", "artifact"], help="force the output layout")
     p.add_argument("--force", action="store_true", help="replace an existing DST")
+    p.add_argument("--json", action="store_true", help="report what was written as one JSON line")
     add_checksum_flag(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     apply_checksum_flag(args)
-    layout = args.layout or ("json" if args.dst.endswith(".json") else "artifact")
-    # The output is checked before the input is read: a refusal costs nothing.
-    OutputPath(args.dst, inputs=(Path(args.src),), force=args.force,
-               kind="file" if layout == "json" else "dir", marker="candidate_memories.jsonl").check()
-    pkg = load_package(args.src)
+    if args.dst != "-":
+        layout = args.layout or ("json" if args.dst.endswith(".json") else "artifact")
+        # The output is checked before the input is read: a refusal costs nothing.
+        OutputPath(args.dst, inputs=(Path(args.src),), force=args.force,
+                   kind="file" if layout == "json" else "dir", marker="candidate_memories.jsonl").check()
+    pkg = load_one(args.src)
+    if args.dst == "-":
+        if args.layout == "artifact":
+            raise UsageError("an artifact directory cannot go to stdout; give a directory name")
+        sys.stdout.write(dumps(pkg.data) + "\n")
+        return 0
     out = save_package(pkg, args.dst, layout=args.layout, overwrite=args.force)
-    print(f"wrote {out} ({pkg.package_id})")
+    if args.json:
+        print(json.dumps({"written": str(out), "package_id": pkg.package_id}))
+    else:
+        print(f"wrote {out} ({pkg.package_id})")
     return 0

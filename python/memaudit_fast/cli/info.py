@@ -11,9 +11,8 @@ from typing import Any
 from ..errors import UsageError
 from ..model.artifact import is_artifact_dir
 from ..model.compiled import compile_package
-from ..model.io import load_package
 from ..model.sets import is_jsonl
-from .common import add_checksum_flag, add_subparser, apply_checksum_flag
+from .common import add_checksum_flag, add_subparser, apply_checksum_flag, load_one
 
 
 def add_parser(subparsers: Any) -> None:
@@ -22,7 +21,7 @@ def add_parser(subparsers: Any) -> None:
         "Show a package's counts, budgets, costs, weights rule and saturation.",
         "memaudit info package.json --json",
     )
-    p.add_argument("path", metavar="PATH")
+    p.add_argument("path", metavar="PATH", help="a package file or artifact directory (- for stdin)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_checksum_flag(p)
     p.set_defaults(run=run)
@@ -33,7 +32,7 @@ def package_info(path: str) -> dict[str, Any]:
     if is_jsonl(p) or (p.is_dir() and not is_artifact_dir(p)):
         raise UsageError(f"{path} is a package set; info takes one package (a .json file or an "
                          "artifact directory): use 'memaudit validate' for a set")
-    pkg = load_package(path)
+    pkg = load_one(path)
     compiled = compile_package(pkg)
     reps = Counter(c.get("representation", "unspecified") for c in pkg.candidates)
     return {

@@ -7,8 +7,15 @@ import sys
 from typing import Any
 
 from ..model.package import MAX_ERRORS
-from ..model.sets import iter_set_entries
-from .common import EXIT_BAD_INPUT, EXIT_OK, add_checksum_flag, add_subparser, apply_checksum_flag
+from .common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    add_checksum_flag,
+    add_subparser,
+    apply_checksum_flag,
+    print_json_line,
+    read_entries,
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -20,16 +27,26 @@ def add_parser(subparsers: Any) -> None:
         "reported too. Exit code: 0 all valid, 2 some input is invalid.",
         "memaudit validate package.json artifact_dir/ set.jsonl.gz",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="packages or sets (- for stdin)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     add_checksum_flag(p)
+    p.add_argument("--json", action="store_true",
+                   help="one JSON line per package on stdout: source, package_id, valid, error")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     apply_checksum_flag(args)
     bad = good = 0
-    for entry in iter_set_entries(args.paths):
+    for entry in read_entries(args.paths):
+        if args.json:
+            print_json_line({"source": entry.label, "valid": entry.error is None,
+                             "package_id": entry.package.package_id if entry.package is not None else None,
+                             "error": None if entry.error is None else str(entry.error),
+                             "errors": [] if entry.error is None else [str(e) for e in entry.error.errors]})
+            bad += entry.error is not None
+            good += entry.error is None
+            continue
         if entry.error is not None:
             bad += 1
             errors = entry.error.errors
@@ -43,6 +60,6 @@ def run(args: argparse.Namespace) -> int:
             if not args.quiet:
                 assert entry.package is not None
                 print(f"ok: {entry.label} ({entry.package.package_id})")
-    if not args.quiet:
+    if not args.quiet and not args.json:
         print(f"{good} valid, {bad} invalid")
     return EXIT_BAD_INPUT if bad else EXIT_OK

@@ -109,7 +109,8 @@ def score_task(task: Task, options: BatchOptions, skip_budgets: frozenset[float]
     try:
         package = with_group_capacity(parse_member(task), options.group_capacity)
         package_id = package.package_id
-        budgets = [b for b in resolve_budgets(package, options) if b not in skip_budgets]
+        all_budgets = resolve_budgets(package, options)
+        budgets = [b for b in all_budgets if b not in skip_budgets]
         if not budgets:
             return []
         compiled = compile_package(package)
@@ -121,7 +122,9 @@ def score_task(task: Task, options: BatchOptions, skip_budgets: frozenset[float]
         meta = package.data.get("meta")
         if isinstance(meta, dict) and isinstance(meta.get("distribution"), str):
             extra["distribution"] = meta["distribution"]
-        return [dict(r, **extra) for r in score_compiled(compiled, budgets, options)]
+        fracs = dict(zip(all_budgets, options.budget_fracs or ()))  # reports plot per fraction
+        return [dict(r, **extra, **({"budget_frac": float(fracs[r["budget"]])} if r["budget"] in fracs else {}))
+                for r in score_compiled(compiled, budgets, options)]
     except MemauditError as exc:
         return [error_record(source, str(exc), package_id)]
     except Exception as exc:  # noqa: BLE001 - an internal failure must not end the batch

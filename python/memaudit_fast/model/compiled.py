@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .. import _core
-from ..errors import UsageError
+from ..errors import PackageError, UsageError
 from .estimates import group_capacity_of
 from .io import load_package
 from .package import OWN_GROUP, Package, SaturationSpec
@@ -60,6 +61,11 @@ class CompiledPackage:
         """F(X) for candidate indices X."""
         return float(self.problem.objective(np.asarray(selected, dtype=np.int32)))
 
+    def __repr__(self) -> str:
+        return (f"CompiledPackage({self.package_id!r}, candidates={self.num_candidates}, "
+                f"groups={len(self.group_ids)}, units={len(self.unit_ids)}, nonzeros={len(self.values)}, "
+                f"budgets={self.budgets}, saturation={self.saturation_name!r})")
+
 
 def as_package(package: Package | dict[str, Any] | str | Path) -> Package:
     if isinstance(package, Package):
@@ -70,21 +76,67 @@ def as_package(package: Package | dict[str, Any] | str | Path) -> Package:
 
 
 def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | Path) -> CompiledPackage:
-    """Compile a package (or a dict / path to one) into core arrays."""
+    """Compile a package (or a dict / path to one) into core arrays (read-only numpy arrays).
+
+    A package whose ``data`` was edited after validation is validated again when it no longer
+    compiles, so the PackageError names the field at fault.
+    """
     if isinstance(package, CompiledPackage):
         return package
     pkg = as_package(package)
+    try:
+        compiled = _compile(pkg)
+    except PackageError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise _edited(pkg, exc) from None
+    for array in (compiled.cost, compiled.group_of, compiled.weight, compiled.indptr, compiled.indices,
+                  compiled.values, compiled.times, compiled.saturation_of):
+        array.flags.writeable = False  # the core holds its own copy: writing here would change nothing
+    return compiled
+
+
+def _edited(pkg: Package, exc: BaseException) -> PackageError:
+    """The error for a package whose data no longer matches what was validated."""
+    Package.from_dict(pkg.data, source=pkg.source)  # raises the validator's own PackageError
+    return PackageError(
+        f"the package's data was changed after it was validated ({type(exc).__name__}: {exc}); "
+        "validate it again with Package.from_dict(package.data) before solving",
+        package_id=str(pkg.data.get("package_id")) if isinstance(pkg.data, dict) else None,
+        source=pkg.source,
+    )
+
+
+def _arrays_still_hold(pkg: Package) -> bool:
+    """True when the fast validator's arrays still match ``data`` (nobody edited costs or
+    coverage since): a few C-level list comparisons, far cheaper than building them again."""
+    if pkg.arrays is None:
+        return False
+    costs, _, _, _, raw_keys, raw_values = pkg.arrays
+    candidates = pkg.candidates
+    covs: list[Any] = [c.get("coverage") for c in candidates]
+    if len(costs) != len(candidates) or not all(type(c) is dict for c in covs):
+        return False
+    return bool([c.get("cost") for c in candidates] == costs
+                and list(chain.from_iterable(covs)) == raw_keys
+                and list(chain.from_iterable(map(dict.values, covs))) == raw_values)
+
+
+def _compile(pkg: Package) -> CompiledPackage:
+    if (len(pkg.candidate_groups) != len(pkg.candidates) or len(pkg.candidate_times) != len(pkg.candidates)
+            or len(pkg.unit_weights) != len(pkg.units) or len(pkg.unit_saturations) != len(pkg.units)):
+        raise ValueError("candidates or units were added or removed")
     units = pkg.units
     candidates = pkg.candidates
-    unit_index = {u["unit_id"]: r for r, u in enumerate(units)} if pkg.arrays is None else {}
+    unit_index = {u["unit_id"]: r for r, u in enumerate(units)}
 
     # Groups numbered in order of first appearance (dict keeps insertion order).
     group_index = {key: g for g, key in enumerate(dict.fromkeys(pkg.candidate_groups))}
     group_ids = [key.removeprefix(OWN_GROUP) if key.startswith(OWN_GROUP) else key for key in group_index]
     group_of = np.array([group_index[key] for key in pkg.candidate_groups], dtype=np.int32)
 
-    if pkg.arrays is not None:  # built by the fast validator in the same pass
-        cost_list, indptr_list, idx, vals = pkg.arrays
+    if _arrays_still_hold(pkg):  # built by the fast validator in the same pass
+        cost_list, indptr_list, idx, vals = pkg.arrays[:4]
         indptr = np.array(indptr_list, dtype=np.int64)
     else:
         cost_list = [float(c["cost"]) for c in candidates]
@@ -111,6 +163,8 @@ def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | 
     weight = np.array(pkg.unit_weights, dtype=np.float64)
     indices = np.array(idx, dtype=np.int32)
     values = np.array(vals, dtype=np.float64)
+    if not (np.all(np.isfinite(cost)) and np.all(cost >= 0) and np.all(np.isfinite(values))):
+        raise ValueError("a cost or coverage value is no longer a finite number >= 0")
     problem = _core.Problem(
         cost,
         group_of,

@@ -146,14 +146,16 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
     nonzeros = sum(map(len, covs))
     indptr = list(accumulate(map(len, covs), initial=0))
     lookup = unit_index.__getitem__
-    values: list[float] = list(chain.from_iterable(map(dict.values, covs)))
+    raw_keys = list(chain.from_iterable(covs))
+    raw_values: list[float] = list(chain.from_iterable(map(dict.values, covs)))
+    values = raw_values
     if 0 in values:  # zero entries never change F: the arrays leave them out
         kept = [[(k, v) for k, v in cov.items() if v > 0] for cov in covs]
         indptr = list(accumulate(map(len, kept), initial=0))
         indices = [lookup(k) for pairs in kept for k, _ in pairs]
         values = [v for pairs in kept for _, v in pairs]
     else:
-        indices = list(map(lookup, chain.from_iterable(covs)))
+        indices = list(map(lookup, raw_keys))
     exp_ids = [c.experience_id for c in cands]
     if exps and not exp_index.keys() >= set(exp_ids) - {None}:
         return None
@@ -176,7 +178,8 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
     return {
         "data": data, "source": source, "weights_rule": rule, "unit_weights": weights,
         "unit_saturations": unit_sats, "default_saturation": default_sat, "candidate_groups": groups,
-        "candidate_times": times, "arrays": (costs, indptr, indices, values),
+        "candidate_times": times,
+        "arrays": (costs, indptr, indices, values, raw_keys, raw_values),
     }
 
 

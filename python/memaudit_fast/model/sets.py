@@ -13,6 +13,7 @@ import gzip
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import IO
 
@@ -104,8 +105,10 @@ def _directory_members(directory: Path) -> Iterator[RawMember]:
             yield (label, "error", f"cannot read: {exc.strerror}")
 
 
-def iter_raw_members(paths: Iterable[str | Path]) -> Iterator[RawMember]:
+def iter_raw_members(paths: str | Path | Iterable[str | Path]) -> Iterator[RawMember]:
     """Stream the members of package sets, files or directories, in order, unparsed."""
+    if isinstance(paths, (str, PathLike)):  # one path, not the characters of its name
+        paths = [paths]
     for raw in paths:
         path = Path(raw)
         if is_jsonl(path):
@@ -129,7 +132,7 @@ def parse_member(member: RawMember) -> Package:
     return load_package(payload)
 
 
-def iter_set_entries(paths: Iterable[str | Path]) -> Iterator[SetEntry]:
+def iter_set_entries(paths: str | Path | Iterable[str | Path]) -> Iterator[SetEntry]:
     """Every package of every given set, file or directory, in order."""
     for member in iter_raw_members(paths):
         try:
@@ -138,7 +141,7 @@ def iter_set_entries(paths: Iterable[str | Path]) -> Iterator[SetEntry]:
             yield SetEntry(member[0], None, exc)
 
 
-def iter_packages(paths: Iterable[str | Path]) -> Iterator[Package]:
+def iter_packages(paths: str | Path | Iterable[str | Path]) -> Iterator[Package]:
     """Every package of the given sets; the first malformed one raises its PackageError."""
     for entry in iter_set_entries(paths):
         if entry.error is not None:
