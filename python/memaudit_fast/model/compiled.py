@@ -114,12 +114,14 @@ def _arrays_still_hold(pkg: Package) -> bool:
         return False
     costs, _, _, _, raw_keys, raw_values = pkg.arrays
     candidates = pkg.candidates
-    covs: list[Any] = [c.get("coverage") for c in candidates]
-    if len(costs) != len(candidates) or not all(type(c) is dict for c in covs):
+    try:
+        covs = [c["coverage"] for c in candidates]
+        return bool(len(costs) == len(candidates)
+                    and [c["cost"] for c in candidates] == costs
+                    and list(chain.from_iterable(covs)) == raw_keys
+                    and list(chain.from_iterable(map(dict.values, covs))) == raw_values)
+    except (KeyError, TypeError):  # a record or its coverage is no longer an object
         return False
-    return bool([c.get("cost") for c in candidates] == costs
-                and list(chain.from_iterable(covs)) == raw_keys
-                and list(chain.from_iterable(map(dict.values, covs))) == raw_values)
 
 
 def _compile(pkg: Package) -> CompiledPackage:
@@ -128,17 +130,18 @@ def _compile(pkg: Package) -> CompiledPackage:
         raise ValueError("candidates or units were added or removed")
     units = pkg.units
     candidates = pkg.candidates
-    unit_index = {u["unit_id"]: r for r, u in enumerate(units)}
 
     # Groups numbered in order of first appearance (dict keeps insertion order).
     group_index = {key: g for g, key in enumerate(dict.fromkeys(pkg.candidate_groups))}
     group_ids = [key.removeprefix(OWN_GROUP) if key.startswith(OWN_GROUP) else key for key in group_index]
     group_of = np.array([group_index[key] for key in pkg.candidate_groups], dtype=np.int32)
 
-    if _arrays_still_hold(pkg):  # built by the fast validator in the same pass
+    checked = _arrays_still_hold(pkg)
+    if checked:  # built by the fast validator in the same pass, from the data as it still is
         cost_list, indptr_list, idx, vals = pkg.arrays[:4]
         indptr = np.array(indptr_list, dtype=np.int64)
     else:
+        unit_index = {u["unit_id"]: r for r, u in enumerate(units)}
         cost_list = [float(c["cost"]) for c in candidates]
         indptr = np.zeros(len(candidates) + 1, dtype=np.int64)
         idx = []
@@ -163,7 +166,7 @@ def _compile(pkg: Package) -> CompiledPackage:
     weight = np.array(pkg.unit_weights, dtype=np.float64)
     indices = np.array(idx, dtype=np.int32)
     values = np.array(vals, dtype=np.float64)
-    if not (np.all(np.isfinite(cost)) and np.all(cost >= 0) and np.all(np.isfinite(values))):
+    if not checked and not (np.all(np.isfinite(cost)) and np.all(cost >= 0) and np.all(np.isfinite(values))):
         raise ValueError("a cost or coverage value is no longer a finite number >= 0")
     problem = _core.Problem(
         cost,
