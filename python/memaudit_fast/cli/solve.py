@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import MemauditError, UsageError
 from ..model.package import Package
 from ..model.sets import iter_set_entries
+from ..results.records import error_record
 from ..solve.certify import SOLVERS, certify_results
 from ..solve.exact import SolveResult, solve
 from .common import add_subparser, number_list, print_json_line, print_table
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             raise
         except MemauditError as exc:
             failures += 1
-            record = {"format": "memaudit.result/1", "source": entry.label, "status": "error", "error": str(exc)}
+            record = error_record(str(exc), source=entry.label)
             if args.json:
                 print_json_line(record)
             else:

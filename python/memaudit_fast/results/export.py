@@ -7,12 +7,12 @@ value and ratio as ``writer_<name>_value`` / ``writer_<name>_ratio``, and the ce
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import PackageError, UsageError
+from ..errors import UsageError
 from ..model.jsonio import check_output_path
+from . import records
 
 SCALARS = (
     "package_id", "source", "budget", "saturation", "weights_rule", "opt", "upper_bound", "gap",
@@ -34,15 +34,8 @@ def flatten(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:
-    records = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            raise PackageError("not a JSON record", source=str(path), record=f"line {number}") from None
-    return records
+    """Every record of a results file (the one reader of :mod:`.records`)."""
+    return records.read_records(path)
 
 
 def export_parquet(results: str | Path, out: str | Path, *, overwrite: bool = False) -> int:

@@ -35,6 +35,7 @@ from typing import Any, overload
 
 from .. import _core
 from ..errors import UsageError
+from ..results.records import result_record
 
 __all__ = ["STATUSES", "CancelToken", "SolveResult", "solve"]
 
@@ -43,10 +44,6 @@ STATUSES = ("optimal", "time_limit", "node_limit", "interrupted")
 
 #: A flag another thread may set to stop every solve that watches it.
 CancelToken = _core.CancelToken
-
-def _plain_number(x: float) -> float | int:
-    """Integral floats as ints, so records read ``"budget": 8`` rather than ``8.0``."""
-    return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
 
 
 @dataclass(frozen=True)
@@ -92,22 +89,12 @@ class SolveResult:
 
     def to_record(self) -> dict[str, Any]:
         """The ``memaudit.result/1`` record (``opt`` is ``value``)."""
-        return {
-            "format": "memaudit.result/1",
-            "package_id": self.package_id,
-            "budget": _plain_number(self.budget),
-            "saturation": self.saturation,
-            "weights_rule": self.weights_rule,
-            "opt": self.value,
-            "upper_bound": self.upper_bound,
-            "gap": self.gap,
-            "status": self.status,
-            "proven_optimal": self.proven_optimal,
-            "selected": list(self.selected),
-            "cost": _plain_number(self.cost),
-            "nodes": self.nodes,
-            "seconds": self.seconds,
-        }
+        return result_record(
+            package_id=self.package_id, budget=self.budget, saturation=self.saturation,
+            weights_rule=self.weights_rule, opt=self.value, upper_bound=self.upper_bound,
+            gap=self.gap, status=self.status, proven_optimal=self.proven_optimal,
+            selected=self.selected, cost=self.cost, nodes=self.nodes, seconds=self.seconds,
+        )
 
 
 def _check_budget(value: Any, name: str) -> float:
