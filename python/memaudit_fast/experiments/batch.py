@@ -44,26 +44,30 @@ Guarantees
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import signal
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from ..errors import MemauditError, PackageError, UsageError
-from ..model.sets import RawMember, iter_raw_members, is_jsonl, parse_member
+from ..errors import MemauditError, UsageError
+from ..model.sets import RawMember, is_jsonl, iter_raw_members, parse_member
 from ..progress import Progress
-from ..results.records import RESULT_FORMAT, ResultsFile, encode_records, error_record, parse_results
-from .parallel import kill_pool, process_pool
+from ..results.records import RESULT_FORMAT, encode_records, error_record
+from .batch_resume import (
+    BatchOptions,
+    Output,
+    open_output,
+    read_done,
+    unique,
+    with_options,
+    write_all,
+)
+from .parallel import chunks, make_runner
 
 __all__ = [
     "BACKENDS",
@@ -82,87 +86,6 @@ DIGEST_CHARS = 32
 # overhead (pickling, a Ray task's scheduling) is paid rarely.
 DEFAULT_CHUNK = {"local": 16, "threads": 4, "serial": 1, "ray": 256}
 MAX_LISTED_FAILURES = 100
-
-
-def _unique(values: Iterable[Any]) -> tuple[Any, ...]:
-    seen: list[Any] = []
-    for value in values:
-        if value not in seen:
-            seen.append(value)
-    return tuple(seen)
-
-
-@dataclass(frozen=True)
-class BatchOptions:
-    """What to compute for every package of a batch.
-
-    Budgets, budget fractions and writers are de-duplicated (first occurrence kept), so that
-    every (package, budget) has one record.
-    """
-
-    budgets: tuple[float, ...] | None = None
-    budget_fracs: tuple[float, ...] | None = None
-    writers: tuple[str, ...] = ()
-    certify: str = "none"
-    time_limit: float | None = None
-    node_limit: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.budgets is not None and self.budget_fracs is not None:
-            raise UsageError("give budgets or budget fractions, not both")
-        for name in ("budgets", "budget_fracs"):
-            values = getattr(self, name)
-            if values is None:
-                continue
-            checked = []
-            for value in values:
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                    what = "budget" if name == "budgets" else "budget fraction"
-                    raise UsageError(f"{what} {value!r} must be a finite number >= 0")
-                checked.append(float(value))
-            if not checked:
-                raise UsageError(f"{name} is empty; give at least one value or None for the packages' own budgets")
-            object.__setattr__(self, name, _unique(checked))
-        object.__setattr__(self, "writers", _unique(str(w) for w in self.writers))
-        if self.writers:
-            from ..evaluate import baselines
-
-            known = getattr(baselines, "BASELINE_WRITERS", None) or baselines.WRITERS
-            unknown = [w for w in self.writers if w not in known]
-            if unknown:
-                raise UsageError(f"unknown writer(s) {', '.join(unknown)}; choose from {', '.join(sorted(known))}")
-        if self.certify not in ("none", "auto", "highs", "gurobi"):
-            raise UsageError(f"certify must be none, auto, highs or gurobi, not {self.certify!r}")
-        if self.time_limit is not None and not (self.time_limit >= 0):
-            raise UsageError(f"time limit must be >= 0 seconds, got {self.time_limit!r}")
-        if self.node_limit is not None and (isinstance(self.node_limit, bool) or int(self.node_limit) != self.node_limit
-                                            or self.node_limit < 0):
-            raise UsageError(f"node limit must be an integer >= 0, got {self.node_limit!r}")
-
-    def identity(self) -> dict[str, Any]:
-        """The options that shape records, in a form that does not depend on their order."""
-        return {
-            "budgets": None if self.budgets is None else sorted(self.budgets),
-            "budget_fracs": None if self.budget_fracs is None else sorted(self.budget_fracs),
-            "writers": sorted(self.writers),
-            "certify": self.certify,
-            "time_limit": self.time_limit,
-            "node_limit": self.node_limit,
-        }
-
-    @cached_property
-    def digest(self) -> str:
-        text = orjson.dumps(self.identity(), option=orjson.OPT_SORT_KEYS)
-        return hashlib.sha256(text).hexdigest()[:16]
-
-    def key_of(self, record: dict[str, Any]) -> float | None:
-        """The budget part of a record's key (None for a package-level error record)."""
-        value = record.get("budget_frac") if self.budget_fracs is not None else record.get("budget")
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(value)
-        return float(value)
 
 
 @dataclass
@@ -228,7 +151,7 @@ def budget_plan(package: Any, options: BatchOptions) -> list[tuple[float, float,
     if options.budget_fracs is not None:
         total = package.total_cost()
         return [(f, f * total, f) for f in options.budget_fracs]
-    own = _unique(float(b) for b in package.budgets)
+    own = unique(float(b) for b in package.budgets)
     if not own:
         raise UsageError("the package has no budgets; pass --budgets or --budget-fracs")
     return [(b, b, None) for b in own]
@@ -308,342 +231,6 @@ def _score_chunk(chunk: list[Task], options: BatchOptions, cancel: Any = None) -
     return [score_member(task, options, cancel) for task in chunk]
 
 
-# Resume ---------------------------------------------------------------------------------------
-@dataclass
-class _Done:
-    """What a results file already holds for this run's options."""
-
-    members: set[str] = field(default_factory=set)
-    # The member written last may have been cut short by a kill: it is completed key by key.
-    last_member: str | None = None
-    last_keys: set[float] = field(default_factory=set)
-    last_complete: bool = False
-    complete_bytes: int = 0
-    torn_tail: bool = False
-
-
-def _check_resumable(parsed: ResultsFile, options: BatchOptions) -> _Done:
-    """What a results file holds for resume; raises, modifying nothing, when it is not one."""
-    source = parsed.source
-    done = _Done(complete_bytes=parsed.complete_bytes, torn_tail=bool(parsed.torn_tail))
-    found_options: dict[str, Any] = {}
-    other: dict[str, int] = {}
-    keys: dict[str, set[float]] = {}
-    errored: set[str] = set()
-    for number, record in parsed.records:
-        member, digest = record.get("member_digest"), record.get("options_digest")
-        if not isinstance(member, str) or not isinstance(digest, str):
-            raise PackageError(
-                "this record has no member_digest / options_digest, so the file was not written by "
-                "memaudit batch (or by an older version of it); resume only continues a file that "
-                "this batch wrote: choose a new --out, or pass --force to replace the file",
-                source=source, record=f"line {number}",
-            )
-        if isinstance(record.get("options"), dict):
-            found_options.setdefault(digest, record["options"])
-        if digest != options.digest:
-            other.setdefault(digest, number)
-            continue
-        try:
-            key = options.key_of(record)
-        except TypeError:
-            raise PackageError("the budget is not a number", source=source, record=f"line {number}",
-                               field="budget_frac" if options.budget_fracs is not None else "budget") from None
-        done.members.add(member)
-        done.last_member = member
-        if key is None:
-            errored.add(member)
-        else:
-            keys.setdefault(member, set()).add(key)
-    if other:
-        raise UsageError(_options_difference(source, options, found_options, other))
-    if done.last_member is not None:
-        done.last_keys = keys.get(done.last_member, set())
-        done.last_complete = done.last_member in errored
-    return done
-
-
-def _show(value: Any) -> str:
-    if value is None:
-        return "none"
-    if isinstance(value, list):
-        return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value) or "none"
-    return str(value)
-
-
-def _options_difference(source: str, options: BatchOptions, found: dict[str, Any], other: dict[str, int]) -> str:
-    now = options.identity()
-    parts = []
-    for digest, line in other.items():
-        theirs = found.get(digest)
-        if not isinstance(theirs, dict):
-            parts.append(f"the records from line {line} on were made with other options (digest {digest}, "
-                         f"now {options.digest}); no record says which")
-            continue
-        diffs = [f"{name} {_show(theirs.get(name))} in the file, {_show(now[name])} now"
-                 for name in now if theirs.get(name) != now[name]]
-        parts.append("; ".join(diffs) or f"options digest {digest} in the file, {options.digest} now")
-    return (f"{source}: cannot resume with other options than the file was written with: "
-            f"{' | '.join(parts)}. Resume with the file's options, or write to another --out "
-            "(the file was not modified)")
-
-
-def read_done(out: str | Path, options: BatchOptions | None = None) -> tuple[dict[str, set[float]], set[str], bool]:
-    """Finished work in a results file, read without modifying it.
-
-    Returns (budget keys done per member digest, member digests that ended in a package-level
-    error, whether the file ends in an incomplete line). Raises ``PackageError`` when the file
-    is not a batch results file and ``UsageError`` when it was written with other options
-    (``options`` defaults to those of the file's first record).
-    """
-    path = Path(out)
-    if not path.exists():
-        return {}, set(), False
-    parsed = parse_results(path.read_bytes(), str(path))
-    if options is None:
-        options = _options_of_first_record(parsed)
-    _check_resumable(parsed, options)
-    per_member: dict[str, set[float]] = {}
-    errored: set[str] = set()
-    for _, record in parsed.records:
-        key = options.key_of(record)
-        if key is None:
-            errored.add(record["member_digest"])
-        else:
-            per_member.setdefault(record["member_digest"], set()).add(key)
-    return per_member, errored, bool(parsed.torn_tail)
-
-
-def _options_of_first_record(parsed: ResultsFile) -> BatchOptions:
-    source = parsed.source
-    for number, record in parsed.records:
-        found = record.get("options")
-        if isinstance(found, dict):
-            try:
-                return BatchOptions(
-                    budgets=None if found.get("budgets") is None else tuple(found["budgets"]),
-                    budget_fracs=None if found.get("budget_fracs") is None else tuple(found["budget_fracs"]),
-                    writers=tuple(found.get("writers") or ()), certify=found.get("certify", "none"),
-                    time_limit=found.get("time_limit"), node_limit=found.get("node_limit"),
-                )
-            except (MemauditError, TypeError, ValueError):
-                raise PackageError("the recorded options are malformed", source=source, record=f"line {number}",
-                                   field="options") from None
-        break
-    return BatchOptions()
-
-
-# The output file ------------------------------------------------------------------------------
-@dataclass
-class _Output:
-    path: Path
-    fd: int
-    done: _Done
-
-
-def _lock(fd: int) -> bool:
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no advisory locks
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
-
-
-def _open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume: bool, overwrite: bool) -> _Output:
-    """Check, open and lock the output; nothing is modified until every check has passed."""
-    if resume and overwrite:
-        raise UsageError("--resume continues the results file and --force replaces it; give one of them")
-    resolved = out.resolve()
-    for p in inputs:
-        if p.resolve() == resolved:
-            raise UsageError(f"{out}: refusing to write results over an input")
-    if out.is_symlink():
-        raise UsageError(f"{out} is a symbolic link; give the path of the results file itself")
-    existed = out.exists()
-    if existed and not out.is_file():
-        raise UsageError(f"{out} exists and is not a regular file; choose another --out")
-    if existed and not resume and not overwrite and out.stat().st_size > 0:
-        raise UsageError(f"{out} already exists; pass --resume to continue it or --force to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(out, flags, 0o666)
-    except OSError as exc:
-        raise UsageError(f"{out}: cannot open for writing: {exc.strerror or exc}") from None
-    try:
-        if not _lock(fd):
-            raise UsageError(f"{out} is being written by another batch run (it holds the file's lock); "
-                             "wait for it to finish, or choose another --out")
-        done = _Done()
-        if resume:
-            size = os.fstat(fd).st_size
-            data = os.pread(fd, size, 0) if size else b""
-            done = _check_resumable(parse_results(data, str(out)), options)
-            if done.torn_tail:
-                os.ftruncate(fd, done.complete_bytes)
-        elif overwrite:
-            os.ftruncate(fd, 0)
-    except BaseException:
-        os.close(fd)
-        raise
-    return _Output(out, fd, done)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _with_options(data: bytes, options: BatchOptions) -> bytes:
-    """The first record of a file also carries the options."""
-    cut = data.index(b"\n") + 1
-    first = orjson.loads(data[:cut])
-    first["options"] = options.identity()
-    return encode_records([first]) + data[cut:]
-
-
-# Runners: where chunks are scored ---------------------------------------------------------------
-class _Serial:
-    depth = 1
-
-    def __init__(self, options: BatchOptions) -> None:
-        self.options = options
-
-    def submit(self, chunk: list[Task]) -> list[Outcome]:
-        return _score_chunk(chunk, self.options)
-
-    def result(self, handle: list[Outcome]) -> list[Outcome]:
-        return handle
-
-    def ready(self, handle: Any) -> bool:
-        return True
-
-    def stop(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-class _Threads:
-    def __init__(self, options: BatchOptions, workers: int) -> None:
-        from ..solve.exact import CancelToken
-
-        self.options = options
-        self.depth = 2 * workers
-        self.cancel = CancelToken()
-        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="memaudit-batch")
-
-    def submit(self, chunk: list[Task]) -> Future[list[Outcome]]:
-        return self.pool.submit(_score_chunk, chunk, self.options, self.cancel)
-
-    def result(self, handle: Future[list[Outcome]]) -> list[Outcome]:
-        return handle.result()
-
-    def ready(self, handle: Future[list[Outcome]]) -> bool:
-        return handle.done() and not handle.cancelled()
-
-    def stop(self) -> None:
-        # Every solve watches the token: the threads return within the solver's poll interval.
-        self.cancel.cancel()
-        self.pool.shutdown(wait=True, cancel_futures=True)
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=True)
-
-
-class _Processes(_Threads):
-    def __init__(self, options: BatchOptions, workers: int) -> None:
-        self.options = options
-        self.depth = 2 * workers
-        self.pool = process_pool(workers)  # type: ignore[assignment]
-
-    def submit(self, chunk: list[Task]) -> Future[list[Outcome]]:
-        return self.pool.submit(_score_chunk, chunk, self.options)
-
-    def ready(self, handle: Future[list[Outcome]]) -> bool:
-        return handle.done() and not handle.cancelled() and handle.exception() is None
-
-    def stop(self) -> None:
-        kill_pool(self.pool)  # type: ignore[arg-type]
-
-
-class _Ray:
-    def __init__(self, options: BatchOptions, workers: int, address: str | None) -> None:
-        try:
-            import ray
-        except ImportError:
-            raise UsageError("the ray backend needs Ray: pip install 'memaudit_fast[ray]'") from None
-        import logging
-
-        self.ray = ray
-        self.started_here = not ray.is_initialized()
-        if self.started_here:
-            try:
-                if address:
-                    ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
-                else:
-                    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
-                             logging_level=logging.WARNING)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise UsageError(f"cannot start or reach Ray ({address or 'local'}): {exc}") from None
-        cpus = int(ray.cluster_resources().get("CPU", workers)) if address else workers
-        self.depth = 2 * max(1, cpus)
-        self.remote = ray.remote(num_cpus=1)(_score_chunk)
-        self.options_ref = ray.put(options)
-        self.outstanding: set[Any] = set()
-
-    def submit(self, chunk: list[Task]) -> Any:
-        handle = self.remote.remote(chunk, self.options_ref)
-        self.outstanding.add(handle)
-        return handle
-
-    def result(self, handle: Any) -> list[Outcome]:
-        outcomes = self.ray.get(handle)
-        self.outstanding.discard(handle)
-        return outcomes  # type: ignore[no-any-return]
-
-    def ready(self, handle: Any) -> bool:
-        finished, _ = self.ray.wait([handle], timeout=0)
-        return bool(finished)
-
-    def stop(self) -> None:
-        for handle in self.outstanding:
-            self.ray.cancel(handle, force=True)
-        self.outstanding.clear()
-
-    def close(self) -> None:
-        if self.started_here:
-            self.ray.shutdown()
-
-
-def _runner(backend: str, options: BatchOptions, workers: int, address: str | None) -> Any:
-    if backend == "ray":
-        return _Ray(options, workers, address)
-    if backend == "serial" or workers <= 1:
-        return _Serial(options)
-    if backend == "threads":
-        return _Threads(options, workers)
-    return _Processes(options, workers)
-
-
-def _chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
-    chunk: list[Any] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 # Counting members for the progress display, without holding up the work ---------------------------
 def _count_members(paths: list[Path]) -> int:
     count = 0
@@ -688,7 +275,7 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 def run_batch(
     paths: Iterable[str | Path],
     out: str | Path,
-    options: BatchOptions = BatchOptions(),
+    options: BatchOptions | None = None,
     *,
     workers: int | None = None,
     backend: str = "local",
@@ -706,6 +293,7 @@ def run_batch(
     per member. An interrupted run returns with ``summary.interrupted`` set; what finished is
     in ``out`` and a run with ``resume=True`` continues it.
     """
+    options = options if options is not None else BatchOptions()
     if backend not in BACKENDS:
         raise UsageError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     if workers is not None and (isinstance(workers, bool) or workers < 1):
@@ -715,7 +303,7 @@ def run_batch(
     workers = workers or os.cpu_count() or 1
     size = 1 if backend == "serial" or (backend != "ray" and workers <= 1) else (chunk_size or DEFAULT_CHUNK[backend])
     input_paths = [Path(p) for p in paths]
-    output = _open_output(Path(out), input_paths, options, resume=resume, overwrite=overwrite)
+    output = open_output(Path(out), input_paths, options, resume=resume, overwrite=overwrite)
     summary = BatchSummary(truncated_tail=output.done.torn_tail)
     start = time.perf_counter()
     counter = _Counter(input_paths) if progress is not None else None
@@ -727,7 +315,7 @@ def run_batch(
         if counter is not None:
             counter.start()
         _drive(input_paths, output, options, summary, progress, counter,
-               lambda: _runner(backend, options, workers, ray_address), size)
+               lambda: make_runner(backend, _score_chunk, (options,), workers, ray_address), size)
         os.fsync(output.fd)
     finally:
         os.close(output.fd)
@@ -737,7 +325,7 @@ def run_batch(
     return summary
 
 
-def _drive(input_paths: list[Path], output: _Output, options: BatchOptions, summary: BatchSummary,
+def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summary: BatchSummary,
            progress: Progress | None, counter: _Counter | None, make_runner: Callable[[], Any], size: int) -> None:
     done = output.done
     seen: set[str] = set()
@@ -775,9 +363,9 @@ def _drive(input_paths: list[Path], output: _Output, options: BatchOptions, summ
                 tick()
                 continue
             if first_write[0]:
-                data = _with_options(data, options)
+                data = with_options(data, options)
                 first_write[0] = False
-            _write_all(output.fd, data)
+            write_all(output.fd, data)
             summary.packages += 1
             summary.records += count
             if errors:
@@ -790,7 +378,7 @@ def _drive(input_paths: list[Path], output: _Output, options: BatchOptions, summ
     window: deque[Any] = deque()
     try:
         try:
-            for chunk in _chunks(pending(), size):
+            for chunk in chunks(pending(), size):
                 window.append(runner.submit(chunk))
                 while len(window) >= runner.depth:
                     write(runner.result(window.popleft()))

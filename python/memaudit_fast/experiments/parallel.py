@@ -1,5 +1,12 @@
 """Worker pools for experiments and batches: tasks in order, workers that die with their parent.
 
+A *runner* scores chunks of tasks with one function, in this process (``serial``), in threads,
+in worker processes (``local``) or as Ray tasks (``ray``), behind one small interface:
+``submit(chunk)`` returns a handle, ``result(handle)`` waits for it, ``ready(handle)`` says
+whether it finished, ``stop()`` ends unfinished work now and ``close()`` releases the workers.
+``depth`` is how many chunks to keep in flight. The caller keeps the handles in order, so
+results come back in task order whatever the backend.
+
 Every pool of worker processes in this package comes from :func:`process_pool`, whose
 workers
 
@@ -21,8 +28,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
+
+from ..errors import UsageError
 
 _PR_SET_PDEATHSIG = 1  # from <sys/prctl.h>
 
@@ -94,3 +103,151 @@ def _map(fn: Callable[[Any], dict[str, Any]], tasks: list[Any], workers: int) ->
         kill_pool(pool)
         raise
     pool.shutdown(wait=True)
+
+
+class SerialRunner:
+    """Chunks scored in the calling thread, one at a time."""
+
+    depth = 1
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.fn, self.args = fn, args
+
+    def submit(self, chunk: list[Any]) -> Any:
+        return self.fn(chunk, *self.args)
+
+    def result(self, handle: Any) -> Any:
+        return handle
+
+    def ready(self, handle: Any) -> bool:
+        return True
+
+    def stop(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class ThreadRunner:
+    """Chunks scored by threads; ``fn`` gets a CancelToken last, which ``stop`` sets."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], workers: int) -> None:
+        from ..solve.exact import CancelToken
+
+        self.fn, self.args = fn, args
+        self.depth = 2 * workers
+        self.cancel = CancelToken()
+        self.pool: Any = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="memaudit-worker")
+
+    def submit(self, chunk: list[Any]) -> Future[Any]:
+        return self.pool.submit(self.fn, chunk, *self.args, self.cancel)  # type: ignore[no-any-return]
+
+    def result(self, handle: Future[Any]) -> Any:
+        return handle.result()
+
+    def ready(self, handle: Future[Any]) -> bool:
+        return handle.done() and not handle.cancelled() and handle.exception() is None
+
+    def stop(self) -> None:
+        # Every solve watches the token: the threads return within the solver's poll interval.
+        self.cancel.cancel()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+
+class ProcessRunner(ThreadRunner):
+    """Chunks scored by worker processes that die with this one (:func:`process_pool`)."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], workers: int) -> None:
+        self.fn, self.args = fn, args
+        self.depth = 2 * workers
+        self.pool = process_pool(workers)
+
+    def submit(self, chunk: list[Any]) -> Future[Any]:
+        return self.pool.submit(self.fn, chunk, *self.args)  # type: ignore[no-any-return]
+
+    def stop(self) -> None:
+        kill_pool(self.pool)
+
+
+class RayRunner:
+    """Chunks scored as Ray tasks, on a local Ray started for the run or on a cluster.
+
+    Only the driver (this process) reads inputs and writes outputs; a task gets its chunk and
+    returns its results. A local Ray started here is shut down by ``close``; a cluster given by
+    ``address`` is left running, and ``stop`` cancels this run's tasks on it.
+    """
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], workers: int, address: str | None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise UsageError("the ray backend needs Ray: pip install 'memaudit_fast[ray]'") from None
+        import logging
+
+        self.ray = ray
+        self.started_here = not ray.is_initialized()
+        if self.started_here:
+            try:
+                if address:
+                    ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+                else:
+                    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                             logging_level=logging.WARNING)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise UsageError(f"cannot start or reach Ray ({address or 'local'}): {exc}") from None
+        cpus = int(ray.cluster_resources().get("CPU", workers)) if address else workers
+        self.depth = 2 * max(1, cpus)
+        self.remote = ray.remote(num_cpus=1)(fn)
+        self.args = tuple(ray.put(a) for a in args)
+        self.outstanding: set[Any] = set()
+
+    def submit(self, chunk: list[Any]) -> Any:
+        handle = self.remote.remote(chunk, *self.args)
+        self.outstanding.add(handle)
+        return handle
+
+    def result(self, handle: Any) -> Any:
+        outcome = self.ray.get(handle)
+        self.outstanding.discard(handle)
+        return outcome
+
+    def ready(self, handle: Any) -> bool:
+        finished, _ = self.ray.wait([handle], timeout=0)
+        return bool(finished)
+
+    def stop(self) -> None:
+        for handle in self.outstanding:
+            self.ray.cancel(handle, force=True)
+        self.outstanding.clear()
+
+    def close(self) -> None:
+        if self.started_here:
+            self.ray.shutdown()
+
+
+def make_runner(backend: str, fn: Callable[..., Any], args: tuple[Any, ...], workers: int,
+                address: str | None = None) -> Any:
+    """The runner of ``backend`` (``local``, ``threads``, ``serial`` or ``ray``)."""
+    if backend == "ray":
+        return RayRunner(fn, args, workers, address)
+    if backend == "serial" or workers <= 1:
+        return SerialRunner(fn, args)
+    if backend == "threads":
+        return ThreadRunner(fn, args, workers)
+    return ProcessRunner(fn, args, workers)
+
+
+def chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    """Consecutive lists of ``size`` items (the last may be shorter)."""
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
