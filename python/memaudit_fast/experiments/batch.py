@@ -67,7 +67,7 @@ from .batch_resume import (
     with_options,
     write_all,
 )
-from .parallel import chunks, make_runner
+from .parallel import chunks, make_runner, worker_stop_token
 
 __all__ = [
     "BACKENDS",
@@ -86,6 +86,9 @@ DIGEST_CHARS = 32
 # overhead (pickling, a Ray task's scheduling) is paid rarely.
 DEFAULT_CHUNK = {"local": 16, "threads": 4, "serial": 1, "ray": 256}
 MAX_LISTED_FAILURES = 100
+# After Ctrl-C, how long running chunks get to hand in what they finished (the solver polls
+# every 0.1 s) before the workers are stopped.
+STOP_GRACE = 0.5
 
 
 @dataclass
@@ -193,13 +196,13 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
     package_id: str | None = None
     tag = {"member_digest": digest, "options_digest": options.digest}
     try:
+        if cancel is not None and cancel.cancelled:
+            return b"", 0, [], True
         package = parse_member(member)
         package_id = package.package_id
         todo = [step for step in budget_plan(package, options) if step[0] not in skip]
         if not todo:
             return b"", 0, [], False
-        if cancel is not None and cancel.cancelled:
-            return b"", 0, [], True
         compiled = compile_package(package)
         records = score_compiled(compiled, [budget for _, budget, _ in todo], options, cancel)
         if not records:
@@ -228,7 +231,15 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
 
 
 def _score_chunk(chunk: list[Task], options: BatchOptions, cancel: Any = None) -> list[Outcome]:
-    return [score_member(task, options, cancel) for task in chunk]
+    """Outcomes of a chunk, up to and with the first interrupted one."""
+    if cancel is None:
+        cancel = worker_stop_token()  # in a worker process: set when the parent interrupts
+    outcomes = []
+    for task in chunk:
+        outcomes.append(score_member(task, options, cancel))
+        if outcomes[-1][3]:
+            break
+    return outcomes
 
 
 # Counting members for the progress display, without holding up the work ---------------------------
@@ -393,17 +404,15 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
 
 
 def _keep_finished(runner: Any, window: deque[Any], write: Callable[[list[Outcome]], None]) -> None:
-    """After an interruption: write the chunks that finished, stop the rest."""
+    """After an interruption: stop running work early, write what finished, end the rest."""
     ignore = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if ignore else None
     try:
+        runner.interrupt()
+        deadline = time.monotonic() + STOP_GRACE
         for handle in window:
-            if runner.ready(handle):
-                outcomes = runner.result(handle)
-                try:
-                    write([o for o in outcomes if not o[3]])
-                except _Stop:
-                    pass
+            if runner.wait(handle, max(0.0, deadline - time.monotonic())):
+                write([o for o in runner.result(handle) if not o[3]])
         runner.stop()
     finally:
         if previous is not None:

@@ -2,8 +2,10 @@
 
 A *runner* scores chunks of tasks with one function, in this process (``serial``), in threads,
 in worker processes (``local``) or as Ray tasks (``ray``), behind one small interface:
-``submit(chunk)`` returns a handle, ``result(handle)`` waits for it, ``ready(handle)`` says
-whether it finished, ``stop()`` ends unfinished work now and ``close()`` releases the workers.
+``submit(chunk)`` returns a handle, ``result(handle)`` waits for it, ``interrupt()`` asks
+running work to stop early (work that honours it returns what it finished), ``wait(handle,
+timeout)`` says whether a chunk finished, ``stop()`` ends unfinished work now and ``close()``
+releases the workers.
 ``depth`` is how many chunks to keep in flight. The caller keeps the handles in order, so
 results come back in task order whatever the backend.
 
@@ -14,7 +16,10 @@ workers
   signal set as the worker starts; elsewhere a watchdog thread that sees the parent change),
   so no orphan keeps solving after a killed run;
 * ignore SIGINT: Ctrl-C in a terminal reaches the whole process group, and it is the parent
-  that decides what to keep and then stops the workers (:func:`kill_pool`).
+  that decides what to keep and then stops the workers (:func:`kill_pool`);
+* stop their current work early on SIGUSR1: it sets :func:`worker_stop_token`, the
+  CancelToken that work running in a worker passes to its solves, so that a chunk returns
+  what it finished before the interruption instead of being lost.
 """
 
 from __future__ import annotations
@@ -28,12 +33,25 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent import futures
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from ..errors import UsageError
 
 _PR_SET_PDEATHSIG = 1  # from <sys/prctl.h>
+_STOP_SIGNAL = getattr(signal, "SIGUSR1", None)
+_stop_token: Any = None  # in a worker process: the CancelToken that SIGUSR1 sets
+
+
+def worker_stop_token() -> Any:
+    """In a worker of :func:`process_pool`, the token its parent sets to stop work early."""
+    return _stop_token
+
+
+def _on_stop(signum: int, frame: Any) -> None:
+    if _stop_token is not None:
+        _stop_token.cancel()
 
 
 def _die_with_parent(parent: int | None) -> None:
@@ -42,7 +60,13 @@ def _die_with_parent(parent: int | None) -> None:
     ``parent`` is the pid the worker must find as its parent (None: whatever it is now, for
     start methods whose workers are forked by a helper process).
     """
+    global _stop_token
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if _STOP_SIGNAL is not None:
+        from ..solve.exact import CancelToken
+
+        _stop_token = CancelToken()
+        signal.signal(_STOP_SIGNAL, _on_stop)
     armed = False
     if sys.platform.startswith("linux"):
         try:
@@ -119,8 +143,11 @@ class SerialRunner:
     def result(self, handle: Any) -> Any:
         return handle
 
-    def ready(self, handle: Any) -> bool:
+    def wait(self, handle: Any, timeout: float) -> bool:
         return True
+
+    def interrupt(self) -> None:
+        pass
 
     def stop(self) -> None:
         pass
@@ -146,11 +173,16 @@ class ThreadRunner:
     def result(self, handle: Future[Any]) -> Any:
         return handle.result()
 
-    def ready(self, handle: Future[Any]) -> bool:
+    def wait(self, handle: Future[Any], timeout: float) -> bool:
+        """Whether the chunk finished (within ``timeout`` seconds) with a result."""
+        futures.wait([handle], timeout=timeout)
         return handle.done() and not handle.cancelled() and handle.exception() is None
 
-    def stop(self) -> None:
+    def interrupt(self) -> None:
         # Every solve watches the token: the threads return within the solver's poll interval.
+        self.cancel.cancel()
+
+    def stop(self) -> None:
         self.cancel.cancel()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
@@ -168,6 +200,15 @@ class ProcessRunner(ThreadRunner):
 
     def submit(self, chunk: list[Any]) -> Future[Any]:
         return self.pool.submit(self.fn, chunk, *self.args)  # type: ignore[no-any-return]
+
+    def interrupt(self) -> None:
+        if _STOP_SIGNAL is None:
+            return
+        for process in list((getattr(self.pool, "_processes", None) or {}).values()):
+            try:
+                os.kill(process.pid, _STOP_SIGNAL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def stop(self) -> None:
         kill_pool(self.pool)
@@ -215,9 +256,12 @@ class RayRunner:
         self.outstanding.discard(handle)
         return outcome
 
-    def ready(self, handle: Any) -> bool:
-        finished, _ = self.ray.wait([handle], timeout=0)
+    def wait(self, handle: Any, timeout: float) -> bool:
+        finished, _ = self.ray.wait([handle], timeout=timeout)
         return bool(finished)
+
+    def interrupt(self) -> None:
+        pass  # a chunk is finished or not; stop() cancels the rest
 
     def stop(self) -> None:
         for handle in self.outstanding:
