@@ -195,7 +195,9 @@ class ProcessRunner(ThreadRunner):
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], workers: int) -> None:
         self.fn, self.args = fn, args
-        self.depth = 2 * workers
+        # Results are taken in order: with a deeper window, a slow chunk at the head does not
+        # leave the other workers idle.
+        self.depth = 4 * workers
         self.pool = process_pool(workers)
 
     def submit(self, chunk: list[Any]) -> Future[Any]:
