@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MemauditError, UsageError
-from ..model.sets import RawMember, is_jsonl, iter_raw_members, parse_member
+from ..model.sets import RawMember, iter_raw_members, parse_member
 from ..progress import Progress
 from ..results.records import RESULT_FORMAT, encode_records, error_record
 from .batch_resume import (
@@ -246,7 +246,7 @@ def _score_chunk(chunk: list[Task], options: BatchOptions, cancel: Any = None) -
 def _count_members(paths: list[Path]) -> int:
     count = 0
     for path in paths:
-        if is_jsonl(path) and path.is_file():
+        if path.name.endswith((".jsonl", ".jsonl.gz")) and path.is_file():
             import gzip
 
             opener: Callable[..., Any] = gzip.open if path.name.endswith(".gz") else open
