@@ -14,7 +14,7 @@ from baselines_ref import brute_force, install_brute_force_solver, is_feasible, 
 from memaudit_fast import _core
 from memaudit_fast.errors import UsageError
 from memaudit_fast.evaluate.baselines import (
-    WRITERS,
+    BASELINE_WRITERS,
     WriterContext,
     ratio_of,
     run_writer,
@@ -25,7 +25,7 @@ from memaudit_fast.model.compiled import compile_package
 from memaudit_fast.model.package import Package
 from strategies import packages
 
-REFERENCED = [w for w in WRITERS if w != "random"]
+REFERENCED = [w for w in BASELINE_WRITERS if w != "random"]
 
 
 @settings(max_examples=80)
@@ -42,7 +42,7 @@ def test_every_writer_is_feasible_and_below_opt(data, budget, seed):
     pkg = Package.from_dict(data)
     opt, _ = brute_force(pkg, budget)
     results = run_writers(pkg, budget, opt=opt, seed=seed)
-    assert set(results) == set(WRITERS)
+    assert set(results) == set(BASELINE_WRITERS)
     for name, r in results.items():
         assert is_feasible(pkg, r.selected, budget), name
         assert r.cost <= budget

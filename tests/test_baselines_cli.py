@@ -10,7 +10,7 @@ from test_baselines import density_trap
 
 from baselines_ref import brute_force, install_brute_force_solver, reference_store
 from memaudit_fast.cli.main import main
-from memaudit_fast.evaluate.baselines import WRITERS
+from memaudit_fast.evaluate.baselines import BASELINE_WRITERS
 from memaudit_fast.model.examples import example_package
 from memaudit_fast.model.package import Package
 from memaudit_fast.model.sets import write_package_set
@@ -38,7 +38,7 @@ def test_sweep_json_has_one_record_per_package_and_budget(package_set, capsys):
     for r in records:
         pkg = Package.from_dict(density_trap(64) if r["package_id"] == "trap/64" else update_package())
         assert r["opt"] == pytest.approx(brute_force(pkg, r["budget"])[0])
-        assert set(r["writers"]) == set(WRITERS)
+        assert set(r["writers"]) == set(BASELINE_WRITERS)
         for name, block in r["writers"].items():
             if name != "random":
                 assert block["selected"] == reference_store(pkg, r["budget"], name)

@@ -5,37 +5,32 @@
 #include <stdexcept>
 #include <vector>
 
+#include "arrays.hpp"
 #include "memaudit/objective.hpp"
 
 namespace py = pybind11;
 using namespace memaudit;
+using memaudit_bindings::carray;
+using memaudit_bindings::to_array;
+using memaudit_bindings::to_vector;
 
 namespace {
-
-template <typename T>
-using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
-
-template <typename T>
-std::vector<T> to_vector(const carray<T>& a) {
-    if (a.ndim() != 1) throw std::invalid_argument("expected a one-dimensional array");
-    return std::vector<T>(a.data(), a.data() + a.size());
-}
 
 Problem make_problem(const carray<double>& cost, const carray<std::int32_t>& group_of,
                      std::int32_t num_groups, const carray<double>& weight,
                      const carray<std::int64_t>& indptr, const carray<std::int32_t>& indices,
                      const carray<double>& values, const carray<std::int32_t>& saturation_of,
-                     const std::vector<std::int32_t>& saturation_kinds,
+                     const std::vector<SaturationKind>& saturation_kinds,
                      const std::vector<carray<double>>& saturation_z,
                      const std::vector<carray<double>>& saturation_h) {
     Problem p;
-    p.cost = to_vector(cost);
-    p.group_of = to_vector(group_of);
-    p.weight = to_vector(weight);
-    p.indptr = to_vector(indptr);
-    p.indices = to_vector(indices);
-    p.values = to_vector(values);
-    p.saturation_of = to_vector(saturation_of);
+    p.cost = to_vector(cost, "cost");
+    p.group_of = to_vector(group_of, "group_of");
+    p.weight = to_vector(weight, "weight");
+    p.indptr = to_vector(indptr, "indptr");
+    p.indices = to_vector(indices, "indices");
+    p.values = to_vector(values, "values");
+    p.saturation_of = to_vector(saturation_of, "saturation_of");
     p.num_candidates = static_cast<std::int32_t>(p.cost.size());
     p.num_groups = num_groups;
     p.num_units = static_cast<std::int32_t>(p.weight.size());
@@ -43,11 +38,12 @@ Problem make_problem(const carray<double>& cost, const carray<std::int32_t>& gro
         throw std::invalid_argument("saturation lists differ in length");
     for (std::size_t i = 0; i < saturation_kinds.size(); ++i) {
         Saturation s;
-        const auto kind = saturation_kinds[i];
-        if (kind < 0 || kind > 3) throw std::invalid_argument("unknown saturation kind");
-        s.kind = static_cast<SaturationKind>(kind);
-        s.z = to_vector(saturation_z[i]);
-        s.h = to_vector(saturation_h[i]);
+        s.kind = saturation_kinds[i];
+        // Plain integers convert implicitly (older callers pass 0..3): reject any other value.
+        if (static_cast<std::int32_t>(s.kind) < 0 || static_cast<std::int32_t>(s.kind) > 3)
+            throw std::invalid_argument("unknown saturation kind");
+        s.z = to_vector(saturation_z[i], "saturation_z");
+        s.h = to_vector(saturation_h[i], "saturation_h");
         p.saturations.push_back(std::move(s));
     }
     p.validate();
@@ -55,7 +51,7 @@ Problem make_problem(const carray<double>& cost, const carray<std::int32_t>& gro
 }
 
 std::vector<std::int32_t> checked_selection(const Problem& p, const carray<std::int32_t>& selected) {
-    auto v = to_vector(selected);
+    auto v = to_vector(selected, "selected");
     for (auto u : v)
         if (u < 0 || u >= p.num_candidates) throw std::out_of_range("candidate index out of range");
     return v;
@@ -64,13 +60,12 @@ std::vector<std::int32_t> checked_selection(const Problem& p, const carray<std::
 } // namespace
 
 void register_objective(py::module_& m) {
-    py::register_exception_translator([](std::exception_ptr p) {
-        try {
-            if (p) std::rethrow_exception(p);
-        } catch (const std::invalid_argument& e) {
-            PyErr_SetString(PyExc_ValueError, e.what());
-        }
-    });
+    py::enum_<SaturationKind>(m, "SaturationKind", "The family of a saturation h.")
+        .value("cap1", SaturationKind::Cap1, "h(z) = min(1, z)")
+        .value("linear", SaturationKind::Linear, "h(z) = z")
+        .value("log1p", SaturationKind::Log1p, "h(z) = log(1 + z)")
+        .value("pwl", SaturationKind::Pwl, "concave piecewise-linear through (0, 0)");
+    py::implicitly_convertible<py::int_, SaturationKind>();
 
     py::class_<Problem>(m, "Problem", "A compiled package: costs, groups, weights, CSR coverage, saturations.")
         .def(py::init(&make_problem), py::arg("cost"), py::arg("group_of"), py::arg("num_groups"),
@@ -105,10 +100,7 @@ void register_objective(py::module_& m) {
                 auto v = checked_selection(p, selected);
                 CoverageState state(p);
                 for (auto u : v) state.add(u);
-                const auto& z = state.coverage();
-                carray<double> out(static_cast<py::ssize_t>(z.size()));
-                std::copy(z.begin(), z.end(), out.mutable_data());
-                return out;
+                return to_array(state.coverage());
             },
             py::arg("selected"), "Coverage vector z(X).");
 

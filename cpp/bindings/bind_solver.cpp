@@ -34,6 +34,8 @@ std::string result_repr(const SolveResult& r) {
 } // namespace
 
 void register_solver(py::module_& m) {
+    // The one budget slack: a store fits when its cost sum is at most B + COST_SLACK * max(1, B).
+    m.attr("COST_SLACK") = kBudgetSlack;
     py::class_<CancelToken>(m, "CancelToken",
                             "A flag any thread may set to stop the solves watching it (status 'interrupted').")
         .def(py::init<>())

@@ -6,20 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "arrays.hpp"
 #include "memaudit/writers.hpp"
 
 namespace py = pybind11;
 using namespace memaudit;
+using memaudit_bindings::carray;
+using memaudit_bindings::to_array;
+using memaudit_bindings::to_vector;
 
 namespace {
-
-template <typename T>
-using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
-
-std::vector<std::int32_t> to_index_vector(const carray<std::int32_t>& a, const char* name) {
-    if (a.ndim() != 1) throw std::invalid_argument(std::string(name) + " must be one-dimensional");
-    return std::vector<std::int32_t>(a.data(), a.data() + a.size());
-}
 
 using WriterFn = std::vector<std::int32_t> (*)(const WriterInput&);
 
@@ -41,17 +37,15 @@ void register_writers(py::module_& m) {
             WriterInput input;
             input.problem = &problem;
             input.budget = budget;
-            input.order = to_index_vector(order, "order");
-            input.id_rank = to_index_vector(id_rank, "id_rank");
+            input.order = to_vector(order, "order");
+            input.id_rank = to_vector(id_rank, "id_rank");
             input.validate(); // with the GIL held, so a bad input raises cleanly
             std::vector<std::int32_t> selected;
             {
                 py::gil_scoped_release release;
                 selected = fn(input);
             }
-            carray<std::int32_t> out(static_cast<py::ssize_t>(selected.size()));
-            std::copy(selected.begin(), selected.end(), out.mutable_data());
-            return out;
+            return to_array(selected);
         },
         py::arg("problem"), py::arg("name"), py::arg("budget"), py::arg("order"), py::arg("id_rank"),
         "Run the core writer `name` (density_only, greedy, gvt) over the admitted candidates\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .errors import CertificationError, MemauditError, PackageError, SolverError, UsageError
 from .evaluate.ablation import ablate
-from .evaluate.baselines import WRITERS, run_writer, run_writers
+from .evaluate.baselines import BASELINE_WRITERS, run_writer, run_writers
 from .evaluate.scoring import score
 from .model.compiled import CompiledPackage, compile_package
 from .model.io import load_package, save_package
@@ -14,7 +14,7 @@ from .solve.certify import certify, certify_results
 from .solve.exact import SolveResult, solve
 
 __all__ = [
-    "WRITERS",
+    "BASELINE_WRITERS",
     "CertificationError",
     "CompiledPackage",
     "MemauditError",
@@ -37,3 +37,15 @@ __all__ = [
     "write_package_set",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    # ``WRITERS`` was renamed: it clashed with the memory writers' registry of the same name.
+    if name == "WRITERS":
+        import warnings
+
+        warnings.warn("memaudit_fast.WRITERS is deprecated; use memaudit_fast.BASELINE_WRITERS "
+                      "(the memory writers are memaudit_fast.writers.STORE_WRITERS)",
+                      DeprecationWarning, stacklevel=2)
+        return BASELINE_WRITERS
+    raise AttributeError(f"module 'memaudit_fast' has no attribute {name!r}")

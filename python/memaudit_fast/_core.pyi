@@ -1,6 +1,7 @@
 """Type stubs of the compiled core (``cpp/bindings``): objective, exact solver, writers."""
 
 
+import enum
 from collections.abc import Sequence
 
 import numpy as np
@@ -9,10 +10,21 @@ import numpy.typing as npt
 _FloatArray = npt.ArrayLike
 _IndexArray = npt.ArrayLike
 
+#: A store fits budget B when its cost sum is at most ``B + COST_SLACK * max(1, B)``.
+COST_SLACK: float
+
+class SaturationKind(enum.IntEnum):
+    """The family of a saturation h (plain integers 0..3 convert implicitly)."""
+
+    cap1 = 0
+    linear = 1
+    log1p = 2
+    pwl = 3
+
 class Problem:
     """A compiled package: costs, groups, weights, CSR coverage, saturations.
 
-    Saturation kinds: 0 cap1, 1 linear, 2 log1p, 3 piecewise linear (breakpoints ``z``/``h``).
+    Piecewise-linear saturations take their breakpoints ``z``/``h``; the others ignore them.
     """
 
     def __init__(
@@ -25,7 +37,7 @@ class Problem:
         indices: _IndexArray,
         values: _FloatArray,
         saturation_of: _IndexArray,
-        saturation_kinds: Sequence[int],
+        saturation_kinds: Sequence[SaturationKind | int],
         saturation_z: Sequence[_FloatArray],
         saturation_h: Sequence[_FloatArray],
     ) -> None: ...

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import importlib
 import warnings
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 
-def moved(old: str, *new: str) -> Callable[[str], Any]:
+def moved(old: str, *new: ModuleType) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``old`` that finds each name in the ``new`` modules, warning."""
 
     def __getattr__(name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        for target in new:
-            module = importlib.import_module(target)
+        for module in new:
+            target = module.__name__
             if hasattr(module, name):
                 value = getattr(module, name)
                 home = getattr(value, "__module__", None)

@@ -1,5 +1,6 @@
 """Deprecated path: moved to ``memaudit_fast.model.examples`` (kept for one release)."""
 
 from ._deprecated import moved
+from .model import examples as _m0
 
-__getattr__ = moved(__name__, "memaudit_fast.model.examples")
+__getattr__ = moved(__name__, _m0)

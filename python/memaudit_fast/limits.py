@@ -1,5 +1,6 @@
 """Deprecated path: moved to ``memaudit_fast.model.limits`` (kept for one release)."""
 
 from ._deprecated import moved
+from .model import limits as _m0
 
-__getattr__ = moved(__name__, "memaudit_fast.model.limits")
+__getattr__ = moved(__name__, _m0)

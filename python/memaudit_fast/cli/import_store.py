@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..systems import IMPORTERS
 from .common import add_subparser, name_list, number_list
-
-SYSTEMS = ("mem0", "letta", "amem", "membox", "engram")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -38,7 +37,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "approximation of an entailment judgement); --judge llm: an OpenAI-compatible model\n"
         "judges each memory against its nearest units. Decisions are cached in --cache."
     )
-    p.add_argument("system", choices=SYSTEMS, help="which system wrote the store")
+    p.add_argument("system", choices=IMPORTERS, help="which system wrote the store")
     p.add_argument("export", metavar="EXPORT", help="the exported store (see above)")
     p.add_argument("--package", required=True, metavar="PKG", help="package or union package (.json)")
     p.add_argument("--out", required=True, metavar="UNION.json", help="where to write the union")

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import MemauditError, UsageError
 from ..evaluate.ablation import ablate, ablation_block, parse_drop
-from ..evaluate.baselines import WRITERS, check_writers, writer_context, writer_scores
+from ..evaluate.baselines import BASELINE_WRITERS, check_writers, writer_context, writer_scores
 from ..model.package import Package
 from ..model.sets import iter_set_entries
 from ..solve.certify import SOLVERS, certify
@@ -26,7 +26,7 @@ def add_parser(subparsers: Any) -> None:
         "memaudit.result/1 line per (package, budget) with --json (its 'writers' block holds each "
         "writer's value, ratio and store), else a table with a mean row per budget. --budget-fracs "
         "are fractions of each package's total candidate cost (B = frac * sum of all costs). "
-        f"Writers: {', '.join(WRITERS)}. --drop adds the OPT without those candidate families "
+        f"Writers: {', '.join(BASELINE_WRITERS)}. --drop adds the OPT without those candidate families "
         "as a fraction of full OPT ('tombstone', 'update'; the artifact's 'compound_update' "
         f"too). Exit code: 0 ok, {EXIT_SOME_FAILED} some package failed, 2 bad input.",
         "memaudit sweep small.jsonl.gz --budgets 2,4,8,16 --writers gvt,density_only --drop tombstone,update",
@@ -36,7 +36,7 @@ def add_parser(subparsers: Any) -> None:
     budgets.add_argument("--budgets", type=number_list, help="absolute budgets, e.g. 2,4,8,16")
     budgets.add_argument("--budget-fracs", type=number_list,
                          help="fractions of each package's total candidate cost, e.g. 0.02,0.05,0.1,0.2")
-    p.add_argument("--writers", type=name_list, default=list(WRITERS),
+    p.add_argument("--writers", type=name_list, default=list(BASELINE_WRITERS),
                    help="comma-separated writers (default: all)")
     p.add_argument("--drop", type=name_list, help="candidate families to ablate, e.g. tombstone,update")
     p.add_argument("--certify", default="none", choices=["none", *SOLVERS],

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import SolverError, UsageError
+from ..errors import UsageError
 from ..model.compiled import as_package
 from ..model.package import Package
+from ..solve.exact import solve
 from .scoring import ratio_of
 
 FAMILIES: dict[str, frozenset[str]] = {
@@ -108,10 +109,6 @@ def ablation_block(results: Iterable[AblationResult]) -> dict[str, dict[str, Any
 
 def _solve_values(package: Package, budgets: Sequence[float], time_limit: float | None) -> list[tuple[float, str]]:
     """(OPT, status) per budget from the exact solver."""
-    try:
-        from ..solve.exact import solve
-    except ImportError as exc:
-        raise SolverError(f"the exact solver is unavailable ({exc})") from None
     results = solve(package, budgets=[float(b) for b in budgets], time_limit=time_limit)
     return [(float(r.value), str(r.status)) for r in results]
 

@@ -14,7 +14,7 @@ candidates (the experience's timestamp), then the group id; inside a group candi
 (cost, candidate id). Keys are compared as tuples, larger wins, so on a full tie the
 lexicographically largest candidate id wins.
 
-Writers (``WRITERS``):
+Writers (``BASELINE_WRITERS``):
 
 - ``density_only``: one pass over groups in arrival order; per group insert the
   candidate with the largest (dens, gain, -cost, id).
@@ -51,9 +51,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core  # type: ignore[attr-defined]  # compiled extension, no stub yet
+from .._core import run_writer as core_writer
 from ..errors import UsageError
-from ..model.compiled import CompiledPackage, compile_package
+from ..model.compiled import CompiledPackage, check_budget, compile_package
 from ..model.package import Package
 from ..solve.exact import exact_opt
 from .scoring import ratio_of
@@ -87,7 +87,7 @@ _SPECS: dict[str, _Spec] = {
 }
 
 #: Every writer name, in report order.
-WRITERS: tuple[str, ...] = tuple(_SPECS)
+BASELINE_WRITERS: tuple[str, ...] = tuple(_SPECS)
 
 
 def describe_writers() -> dict[str, str]:
@@ -183,7 +183,7 @@ def writer_context(package: Package | CompiledPackage | WriterContext | dict[str
 
 def _check_writer(name: str) -> _Spec:
     if name not in _SPECS:
-        raise UsageError(f"unknown writer {name!r}; expected one of {', '.join(WRITERS)}")
+        raise UsageError(f"unknown writer {name!r}; expected one of {', '.join(BASELINE_WRITERS)}")
     return _SPECS[name]
 
 
@@ -199,7 +199,7 @@ def _select(ctx: WriterContext, spec: _Spec, budget: float, seed: int) -> list[i
     c = ctx.compiled
     if spec.algorithm in ("density_only", "greedy", "gvt"):
         order = ctx.arrival_order(spec.keep, spec.drop)
-        return [int(u) for u in _core.run_writer(c.problem, spec.algorithm, float(budget), order, ctx.id_rank)]
+        return [int(u) for u in core_writer(c.problem, spec.algorithm, float(budget), order, ctx.id_rank)]
     if spec.algorithm == "recency":
         pool = sorted(
             ctx.admitted(spec.keep, spec.drop),
@@ -246,7 +246,7 @@ def run_writer(
     budget
         The storage budget ``B``.
     writer
-        One of :data:`WRITERS`.
+        One of :data:`BASELINE_WRITERS`.
     opt
         ``OPT(B)``; solved exactly when not given.
     seed
@@ -259,8 +259,7 @@ def run_writer(
         ``F(X) / OPT(B)``.
     """
     spec = _check_writer(writer)
-    if not budget >= 0:
-        raise UsageError(f"budget must be a number >= 0, got {budget!r}")
+    budget = check_budget(budget)
     ctx = writer_context(package)
     c = ctx.compiled
     start = time.perf_counter()
@@ -284,7 +283,7 @@ def run_writer(
 def run_writers(
     package: Package | CompiledPackage | WriterContext | dict[str, Any] | str | Path,
     budget: float,
-    writers: Iterable[str] = WRITERS,
+    writers: Iterable[str] = BASELINE_WRITERS,
     *,
     opt: float | None = None,
     seed: int = 0,
@@ -305,7 +304,7 @@ def writers_block(results: dict[str, WriterResult]) -> dict[str, dict[str, Any]]
 def writer_scores(
     package: Package | CompiledPackage | WriterContext | dict[str, Any] | str | Path,
     budget: float,
-    writers: Iterable[str] = WRITERS,
+    writers: Iterable[str] = BASELINE_WRITERS,
     *,
     opt: float | None = None,
     seed: int = 0,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..model.compiled import CompiledPackage, compile_package, store_problems
+from ..model.compiled import CompiledPackage, check_budget, compile_package, store_problems
 from ..model.package import Package
 from ..solve.exact import exact_opt
 
@@ -83,8 +83,7 @@ def score(
     """
     c = compile_package(package)
     ids = [str(s) for s in store_ids]
-    if not (isinstance(budget, (int, float)) and budget >= 0 and math.isfinite(budget)):
-        raise UsageError(f"budget must be a finite number >= 0, got {budget!r}")
+    budget = check_budget(budget)
     index = c.index_of()
     unknown = [s for s in dict.fromkeys(ids) if s not in index]
     if unknown:

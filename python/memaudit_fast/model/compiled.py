@@ -18,10 +18,9 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from ..errors import UsageError
 from .io import load_package
 from .package import Package, SaturationSpec
-
-_KIND = {"cap1": 0, "linear": 1, "log1p": 2, "pwl": 3}
 
 
 @dataclass(frozen=True)
@@ -118,7 +117,7 @@ def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | 
         indices,
         values,
         saturation_of,
-        [_KIND[s.name] for s in sats],
+        [_core.SaturationKind.__members__[s.name] for s in sats],
         [np.array([p[0] for p in s.points], dtype=np.float64) for s in sats],
         [np.array([p[1] for p in s.points], dtype=np.float64) for s in sats],
     )
@@ -146,8 +145,36 @@ def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | 
 
 
 #: A store fits when its cost sum is at most ``B + COST_SLACK * max(1, B)``: the exact
-#: solver's rule, which absorbs rounding in float cost sums (0.1 + 0.2 > 0.3).
-COST_SLACK = 1e-12
+#: solver's rule, which absorbs rounding in float cost sums (0.1 + 0.2 > 0.3). The value is
+#: the core's own constant, so Python and C++ cannot disagree on what fits.
+COST_SLACK: float = float(_core.COST_SLACK)
+
+
+def check_budget(value: Any, name: str = "budget") -> float:
+    """One budget as a float: a finite number >= 0 (Python or numpy scalar, not a bool).
+
+    Every entry point that takes a budget (solve, writers, score, certify, batch) checks it
+    here, so that the rule and its message are the same everywhere.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise UsageError(f"{name} must be a number, got {value!r}")
+    b = float(value)
+    if not math.isfinite(b) or b < 0:
+        raise UsageError(f"{name} must be finite and >= 0, got {value!r}")
+    return b
+
+
+def check_budgets(values: Any, name: str = "budgets") -> list[float]:
+    """A list of budgets: one number, or any sequence / numpy array of numbers."""
+    if isinstance(values, np.ndarray):
+        if values.ndim > 1:
+            raise UsageError(f"{name} must be one number or a flat list of numbers, got an array of shape {values.shape}")
+        values = values.tolist() if values.ndim == 1 else values.item()
+    if isinstance(values, (str, bytes)) or values is None:
+        raise UsageError(f"{name} must be numbers, got {values!r}")
+    if not hasattr(values, "__iter__"):
+        return [check_budget(values, name)]
+    return [check_budget(b, name) for b in values]
 
 
 def budget_limit(budget: float) -> float:

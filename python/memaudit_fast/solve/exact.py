@@ -33,8 +33,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
+import numpy as np
+
 from .. import _core
 from ..errors import UsageError
+from ..model.compiled import check_budget, check_budgets
 from ..results.records import result_record
 
 __all__ = ["STATUSES", "CancelToken", "SolveResult", "solve"]
@@ -97,32 +100,21 @@ class SolveResult:
         )
 
 
-def _check_budget(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UsageError(f"{name} must be a number, got {value!r}")
-    b = float(value)
-    if not math.isfinite(b) or b < 0:
-        raise UsageError(f"{name} must be finite and >= 0, got {value!r}")
-    return b
-
-
 def _budget_list(budget: Any, budgets: Any, own: Sequence[float], package_id: str) -> tuple[list[float], bool]:
     """The budgets to solve and whether the caller asked for a single result."""
     if budget is not None and budgets is not None:
         raise UsageError("pass either budget or budgets, not both")
     if budgets is not None:
-        if isinstance(budgets, (int, float)):
-            return [_check_budget(budgets, "budgets")], False
-        return [_check_budget(b, "budgets") for b in budgets], False
+        return check_budgets(budgets, "budgets"), False
     if budget is None:
         if not own:
             raise UsageError(
                 f"package {package_id!r} has no budgets of its own; pass budget=B (CLI: --budget B)"
             )
-        return [_check_budget(b, "package budget") for b in own], False
-    if isinstance(budget, (list, tuple)):
-        return [_check_budget(b, "budget") for b in budget], False
-    return [_check_budget(budget, "budget")], True
+        return check_budgets(own, "package budget"), False
+    if isinstance(budget, (list, tuple, np.ndarray)) and not (isinstance(budget, np.ndarray) and budget.ndim == 0):
+        return check_budgets(budget, "budget"), False
+    return [check_budget(budget, "budget")], True
 
 
 @overload

@@ -20,7 +20,7 @@ Example::
 
 from __future__ import annotations
 
-from .builders import WRITERS, build_store, open_store
+from .builders import STORE_WRITERS, build_store, open_store
 from .embed import Embedder, HashingEmbedder, get_embedder
 from .engram import EngramParams, EngramStore, build_engram
 from .errors import DependencyMissing, LLMError, StoreError, WriterError
@@ -32,7 +32,7 @@ from .membox import MemboxParams, MemboxStore, build_membox
 from .store import ContextItem, within_budget
 
 __all__ = [
-    "WRITERS",
+    "STORE_WRITERS",
     "ContextItem",
     "Conversation",
     "DependencyMissing",
@@ -62,3 +62,14 @@ __all__ = [
     "within_budget",
     "write_export",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # ``WRITERS`` was renamed: it clashed with the baseline writers' registry of the same name.
+    if name == "WRITERS":
+        import warnings
+
+        warnings.warn("memaudit_fast.writers.WRITERS is deprecated; use STORE_WRITERS",
+                      DeprecationWarning, stacklevel=2)
+        return STORE_WRITERS
+    raise AttributeError(f"module 'memaudit_fast.writers' has no attribute {name!r}")

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .builders import WRITERS, build_store
+from .builders import STORE_WRITERS, build_store
 from .embed import Embedder
 from .errors import UsageError
 from .llm import MemoryLLM
@@ -103,8 +103,8 @@ class RetrievalEvaluation:
 def _systems(writers: Sequence[str]) -> list[str]:
     out: list[str] = []
     for w in writers:
-        if w not in WRITERS:
-            raise UsageError(f"unknown writer {w!r}; choose from {', '.join(WRITERS)}")
+        if w not in STORE_WRITERS:
+            raise UsageError(f"unknown writer {w!r}; choose from {', '.join(STORE_WRITERS)}")
         out += ["membox", "membox-boxes"] if w == "membox" else [w]
     return list(dict.fromkeys(out))
 
@@ -127,7 +127,7 @@ def evaluate_retrieval(
     conversations: Sequence[Conversation],
     embedder: Embedder,
     *,
-    writers: Sequence[str] = WRITERS,
+    writers: Sequence[str] = STORE_WRITERS,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     llm_factory: Callable[[Embedder], MemoryLLM] | None = None,
     categories: Sequence[int] | None = None,
