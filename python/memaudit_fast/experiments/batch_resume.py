@@ -10,7 +10,6 @@ resume, checked whole before anything in it changes.
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 import orjson
 
 from ..errors import MemauditError, PackageError, UsageError
+from ..model.compiled import check_budgets
 from ..results.records import ResultsFile, encode_records, parse_results
 
 __all__ = ["BatchOptions", "open_output", "read_done", "unique", "write_all"]
@@ -56,20 +56,14 @@ class BatchOptions:
             values = getattr(self, name)
             if values is None:
                 continue
-            checked = []
-            for value in values:
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                    what = "budget" if name == "budgets" else "budget fraction"
-                    raise UsageError(f"{what} {value!r} must be a finite number >= 0")
-                checked.append(float(value))
+            checked = check_budgets(values, "budgets" if name == "budgets" else "budget fractions")
             if not checked:
-                raise UsageError(f"{name} is empty; give at least one value or None for the packages' own budgets")
+                raise UsageError(f"{name} is empty; give at least one value, or None for the packages' own budgets")
             object.__setattr__(self, name, unique(checked))
         object.__setattr__(self, "writers", unique(str(w) for w in self.writers))
         if self.writers:
-            from ..evaluate import baselines
+            from ..evaluate.baselines import BASELINE_WRITERS as known
 
-            known = getattr(baselines, "BASELINE_WRITERS", None) or baselines.WRITERS
             unknown = [w for w in self.writers if w not in known]
             if unknown:
                 raise UsageError(f"unknown writer(s) {', '.join(unknown)}; choose from {', '.join(sorted(known))}")
