@@ -278,3 +278,22 @@ def test_progress_streams_plain_lines_when_stderr_is_not_a_terminal(tmp_path, sm
     assert main(["batch", str(small_set), str(small_set), "--out", str(out), "--budgets", "2", "--workers", "1"]) == 0
     err = capsys.readouterr().err
     assert "batch: 12" in err and "packages" in err and "done" in err
+
+
+@pytest.mark.parametrize("budgets", [(2.0, 4.0, 8.0), None], ids=["given-budgets", "own-budgets"])
+def test_a_member_cut_short_anywhere_in_the_file_is_completed(tmp_path, small_set, budgets):
+    # A kill can cut a package's write at a line end; later runs may have appended after it
+    # (an interrupted run writes the chunks that finished, not only the first ones).
+    out = tmp_path / "out.jsonl"
+    options = BatchOptions(budgets=budgets)
+    run_batch([small_set], out, options, workers=1, backend="serial")
+    full = read(out)
+    lines = out.read_bytes().split(b"\n")[:-1]
+    cut = [k for k, r in enumerate(full) if r["package_id"] == full[len(full) // 2]["package_id"]][-1]
+    out.write_bytes(b"".join(line + b"\n" for k, line in enumerate(lines) if k != cut))
+    summary = run_batch([small_set], out, options, workers=1, backend="serial", resume=True)
+    assert summary.packages == 1 and summary.records == 1 and summary.skipped == 5
+    records = read(out)
+    assert set(keys(records).values()) == {1} and len(records) == len(full)
+    assert sorted(json.dumps({k: v for k, v in r.items() if k != "seconds"}, sort_keys=True) for r in records) == \
+        sorted(json.dumps({k: v for k, v in r.items() if k != "seconds"}, sort_keys=True) for r in full)

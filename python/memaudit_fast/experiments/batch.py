@@ -26,10 +26,11 @@ Guarantees
   by SIGKILL) leaves complete lines plus at most one incomplete last line.
 * ``resume=True`` first checks the whole file without modifying it: every line must be a batch
   record, and its options digest must be this run's (else ``UsageError``: the message says
-  which options differ). Only then is an incomplete last line dropped. Members whose content
-  already has records are skipped, members whose content changed are solved, and the member
-  the previous run wrote last is completed budget by budget. After any number of kills and
-  resumes there is exactly one record per key.
+  which options differ). Only then is an incomplete last line dropped. A member is solved
+  only for the budget keys it has no record for: members whose content is unchanged and
+  complete are skipped (with the packages' own budgets a worker parses the member to know its
+  budgets), members whose content changed are solved anew, and one that a kill cut short is
+  completed. After any number of kills and resumes there is exactly one record per key.
 * A malformed or failing package yields an ``error`` record naming the cause; the batch goes
   on, and :func:`run_batch` reports how many failed.
 * Ctrl-C (and SIGTERM, when :func:`run_batch` runs in the main thread) stops the run within a
@@ -340,8 +341,9 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
            progress: Progress | None, counter: _Counter | None, make_runner: Callable[[], Any], size: int) -> None:
     done = output.done
     seen: set[str] = set()
+    planned = options.planned_keys()
     # The file's first record states the options (a resumed file has them already).
-    first_write = [done.last_member is None]
+    first_write = [not done.keys and not done.errored]
 
     def tick(failed: int = 0) -> None:
         if progress is None:
@@ -358,12 +360,14 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
                 tick()
                 continue
             seen.add(digest)
-            if digest in done.members and (digest != done.last_member or done.last_complete):
+            keys = done.keys.get(digest)
+            if digest in done.errored or (keys is not None and planned is not None and keys >= planned):
                 summary.skipped += 1
                 tick()
                 continue
-            skip = frozenset(done.last_keys) if digest == done.last_member else frozenset()
-            yield member, digest, skip
+            # A member with some records was cut short by a kill (or, with the packages' own
+            # budgets, may have been): the worker solves only the budgets it lacks.
+            yield member, digest, frozenset(keys or ())
 
     def write(outcomes: list[Outcome]) -> None:
         for data, count, errors, interrupted in outcomes:

@@ -91,6 +91,11 @@ class BatchOptions:
         text = orjson.dumps(self.identity(), option=orjson.OPT_SORT_KEYS)
         return hashlib.sha256(text).hexdigest()[:16]
 
+    def planned_keys(self) -> frozenset[float] | None:
+        """The budget keys of every package, when the options fix them (None: each package's own)."""
+        planned = self.budgets if self.budgets is not None else self.budget_fracs
+        return None if planned is None else frozenset(planned)
+
     def key_of(self, record: dict[str, Any]) -> float | None:
         """The budget part of a record's key (None for a package-level error record)."""
         value = record.get("budget_frac") if self.budget_fracs is not None else record.get("budget")
@@ -106,13 +111,14 @@ class BatchOptions:
 class Done:
     """What a results file already holds for this run's options."""
 
-    members: set[str] = field(default_factory=set)
-    # The member written last may have been cut short by a kill: it is completed key by key.
-    last_member: str | None = None
-    last_keys: set[float] = field(default_factory=set)
-    last_complete: bool = False
+    keys: dict[str, set[float]] = field(default_factory=dict)  # budget keys per member digest
+    errored: set[str] = field(default_factory=set)  # members that ended in a package-level error
     complete_bytes: int = 0
     torn_tail: bool = False
+
+    @property
+    def members(self) -> set[str]:
+        return set(self.keys) | self.errored
 
 
 def _check_resumable(parsed: ResultsFile, options: BatchOptions) -> Done:
@@ -121,8 +127,6 @@ def _check_resumable(parsed: ResultsFile, options: BatchOptions) -> Done:
     done = Done(complete_bytes=parsed.complete_bytes, torn_tail=bool(parsed.torn_tail))
     found_options: dict[str, Any] = {}
     other: dict[str, int] = {}
-    keys: dict[str, set[float]] = {}
-    errored: set[str] = set()
     for number, record in parsed.records:
         member, digest = record.get("member_digest"), record.get("options_digest")
         if not isinstance(member, str) or not isinstance(digest, str):
@@ -142,17 +146,12 @@ def _check_resumable(parsed: ResultsFile, options: BatchOptions) -> Done:
         except TypeError:
             raise PackageError("the budget is not a number", source=source, record=f"line {number}",
                                field="budget_frac" if options.budget_fracs is not None else "budget") from None
-        done.members.add(member)
-        done.last_member = member
         if key is None:
-            errored.add(member)
+            done.errored.add(member)
         else:
-            keys.setdefault(member, set()).add(key)
+            done.keys.setdefault(member, set()).add(key)
     if other:
         raise UsageError(_options_difference(source, options, found_options, other))
-    if done.last_member is not None:
-        done.last_keys = keys.get(done.last_member, set())
-        done.last_complete = done.last_member in errored
     return done
 
 
@@ -195,16 +194,8 @@ def read_done(out: str | Path, options: BatchOptions | None = None) -> tuple[dic
     parsed = parse_results(path.read_bytes(), str(path))
     if options is None:
         options = _options_of_first_record(parsed)
-    _check_resumable(parsed, options)
-    per_member: dict[str, set[float]] = {}
-    errored: set[str] = set()
-    for _, record in parsed.records:
-        key = options.key_of(record)
-        if key is None:
-            errored.add(record["member_digest"])
-        else:
-            per_member.setdefault(record["member_digest"], set()).add(key)
-    return per_member, errored, bool(parsed.torn_tail)
+    done = _check_resumable(parsed, options)
+    return done.keys, done.errored, done.torn_tail
 
 
 def _options_of_first_record(parsed: ResultsFile) -> BatchOptions:
