@@ -173,3 +173,20 @@ def test_ctrl_c_while_threads_solve_returns_promptly_in_process(tmp_path):
                         backend="threads", chunk_size=1, progress=Interrupting())  # type: ignore[arg-type]
     assert started.is_set() and summary.interrupted
     assert summary.packages == EASY and summary.records == EASY * 2
+
+
+def test_a_second_run_on_the_same_output_is_refused_while_the_first_runs(tmp_path):
+    set_path = mixed_set(tmp_path / "set.jsonl", hard=1)
+    out = tmp_path / "out.jsonl"
+    first = start(command(set_path, out, "--workers", "2", "--chunk-size", "1"))
+    wait_for_lines(out, EASY * 2, first)
+    before = out.read_bytes()
+    for extra in (["--resume"], ["--force"], []):
+        second = subprocess.run(command(set_path, out, "--workers", "1", *extra), check=False,
+                                capture_output=True, text=True, timeout=HANG)
+        assert second.returncode == 2, second.stderr
+        assert out.read_bytes() == before
+    os.killpg(first.pid, signal.SIGINT)
+    _, err = first.communicate(timeout=HANG)
+    assert first.returncode == 130, err
+    assert out.read_bytes() == before

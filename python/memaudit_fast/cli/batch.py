@@ -146,5 +146,6 @@ def run(args: argparse.Namespace) -> int:
     if args.parquet:
         from ..results.export import export_parquet
 
+        Path(args.parquet).parent.mkdir(parents=True, exist_ok=True)
         export_parquet(args.out, args.parquet, overwrite=True)
     return EXIT_SOME_FAILED if summary.failed else 0
