@@ -11,11 +11,11 @@ import importlib.util
 
 import pytest
 
-from baselines_ref import random_package
 from memaudit_fast.model.compiled import CompiledPackage, compile_package
 from memaudit_fast.solve.backends import gurobi_installed, solve_highs
 from memaudit_fast.solve.certify import certify
 from memaudit_fast.solve.milp import build_milp
+from oracles.writers import random_package
 
 BUDGET = 24.0
 

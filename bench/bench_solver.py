@@ -32,7 +32,8 @@ import numpy as np
 import pytest
 
 from memaudit_fast import _core
-from reference import (
+from oracles.branch_and_bound import solve_reference
+from oracles.exact import (
     Instance,
     is_feasible,
     milp_optimum,
@@ -40,7 +41,6 @@ from reference import (
     saturation_table,
     synthetic_instance,
 )
-from reference_bb import solve_reference
 
 OURS_LIMIT = 30.0  # seconds per budget
 HIGHS_LIMIT = 60.0  # seconds per budget
@@ -183,7 +183,7 @@ def test_solver_against_peers(benchmark: Any, case: Case) -> None:
 
 MEMORY_PROBE = """
 import json, sys
-from reference import synthetic_instance
+from oracles.exact import synthetic_instance
 from memaudit_fast import _core
 
 def status_kb(key):
@@ -224,3 +224,109 @@ def test_memory_does_not_grow_with_nodes() -> None:
           f"{many['nodes']} nodes (process RSS before the solve {many['before_kb'] / 1024:.0f} MB)")
     # 50x the nodes may not cost more than a few MB more (search state is a path, not a tree).
     assert grown_many - grown_few < 8 * 1024
+
+
+# ---------------------------------------------------------------------------------------------
+# Large-budget suite: 1,000 to 10,000 candidates at 2% to 40% of the total candidate cost, the
+# regime where the LP gap is real. "ours" is the product's path: the branch-and-bound, and for
+# a budget it has not proven after HANDOFF_AFTER seconds, HiGHS on the candidates the root left
+# open, started from the incumbent (the result's proved_by says which engine proved it). The
+# branch-and-bound's own status at the hand-off is reported too. HiGHS and Gurobi (where its
+# pip licence takes the model) solve the original MILP. MEMAUDIT_BENCH_LARGE=full adds the
+# 10,000-candidate packages (long: HiGHS alone may take an hour over them).
+
+LARGE_FRACTIONS = (0.02, 0.05, 0.10, 0.20, 0.40)
+HANDOFF_AFTER = 1.0
+LARGE_OURS_LIMIT = 60.0
+LARGE_ROWS: list[dict[str, Any]] = []  # read by conftest.py for the summary
+
+
+def package_from_instance(inst: Instance, name: str) -> dict:
+    """The package dict of synthetic arrays (cap1), so the product's solve() takes it."""
+    units = [{"unit_id": f"r{r}", "weight": float(w)} for r, w in enumerate(inst.weight)]
+    candidates = []
+    for u in range(inst.num_candidates):
+        lo, hi = int(inst.indptr[u]), int(inst.indptr[u + 1])
+        candidates.append({
+            "candidate_id": f"c{u}", "experience_id": f"e{int(inst.group_of[u])}", "representation": "fact",
+            "cost": float(inst.cost[u]),
+            "coverage": {f"r{int(r)}": float(a) for r, a in zip(inst.indices[lo:hi], inst.values[lo:hi])},
+        })
+    return {"format": "memaudit.package/1", "package_id": name, "budgets": [1.0],
+            "objective": {"saturation": "cap1"}, "units": units, "candidates": candidates}
+
+
+def large_package(family: str, n: int) -> dict:
+    if family == "small":
+        from memaudit_fast.suites.small import generate_package
+
+        # scale 25 / 70 / 210: about 1,200 / 3,300 / 10,000 candidates
+        return generate_package("base", seed=0, scale={1000: 25, 3000: 70, 10000: 210}[n])
+    return package_from_instance(synthetic_instance(n, seed=0, kind=family), f"{family}-{n}")
+
+
+LARGE_SIZES = (1000, 3000, 10000) if os.environ.get("MEMAUDIT_BENCH_LARGE") == "full" else (1000, 3000)
+LARGE_CASES = [(family, n, f) for family in ("memaudit", "tie_heavy", "redundant", "dense", "small")
+               for n in LARGE_SIZES for f in LARGE_FRACTIONS]
+_LARGE_CACHE: dict[tuple[str, int], tuple[Any, Instance]] = {}
+
+
+def _large(family: str, n: int) -> tuple[Any, Instance]:
+    from memaudit_fast.model.compiled import compile_package
+
+    if (family, n) not in _LARGE_CACHE:
+        _LARGE_CACHE.clear()  # one package in memory at a time
+        data = large_package(family, n)
+        _LARGE_CACHE[family, n] = (compile_package(data), instance_from_package(data))
+    return _LARGE_CACHE[family, n]
+
+
+def gurobi_seconds(compiled: Any, budget: float, time_limit: float) -> tuple[float | None, bool, str]:
+    """Gurobi on the same MILP, when installed and its licence takes the model's size."""
+    from memaudit_fast.solve.backends import GurobiSession, GurobiUnavailable, solve_gurobi
+    from memaudit_fast.solve.milp import build_milp
+
+    try:
+        out = solve_gurobi(build_milp(compiled, budget), GurobiSession(), time_limit=time_limit)
+    except GurobiUnavailable as exc:
+        return None, False, str(exc)
+    return out.seconds, out.status == "optimal", ""
+
+
+@pytest.mark.parametrize("case", LARGE_CASES, ids=[f"{f}-{n}@{b:.0%}" for f, n, b in LARGE_CASES])
+def test_large_budget_against_highs(benchmark: Any, case: tuple[str, int, float]) -> None:
+    from memaudit_fast.solve.exact import solve
+
+    family, n, fraction = case
+    compiled, inst = _large(family, n)
+    budget = float(max(4.0, round(fraction * float(compiled.cost.sum()))))
+
+    def run() -> Any:
+        return solve(compiled, budget=budget, time_limit=LARGE_OURS_LIMIT, finish="highs", handoff_after=HANDOFF_AFTER)
+
+    result = benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
+    ours = benchmark.stats.stats.median
+    index = compiled.index_of()
+    selected = [index[c] for c in result.selected]
+    assert is_feasible(inst, selected, budget)
+    assert result.value == pytest.approx(objective(inst, selected), rel=1e-9, abs=1e-9)
+
+    start = time.perf_counter()
+    status, value, bound = milp_optimum(inst, budget, time_limit=HIGHS_LIMIT)
+    highs = time.perf_counter() - start
+    tol = 1e-6 * max(1.0, abs(value))
+    if status == "Optimal":
+        assert result.upper_bound >= value - tol and result.value <= value + tol
+        if result.status == "optimal":
+            assert result.value == pytest.approx(value, rel=1e-6, abs=1e-6)
+    else:
+        assert result.value <= bound + tol and result.upper_bound >= value - tol
+    g_seconds, g_proved, g_why = gurobi_seconds(compiled, budget, HIGHS_LIMIT)
+    row = {
+        "case": f"{family}-{n}@{fraction:.0%}", "candidates": compiled.num_candidates, "ours_seconds": ours,
+        "status": result.status, "proved_by": result.proved_by or "-", "highs_seconds": highs,
+        "highs_proved": status == "Optimal", "gurobi_seconds": g_seconds, "gurobi_proved": g_proved,
+        "gurobi_skipped": g_why, "nodes": result.nodes,
+    }
+    benchmark.extra_info.update({k: v for k, v in row.items() if k != "case"})
+    LARGE_ROWS.append(row)

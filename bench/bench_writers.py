@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from baselines_ref import (
+from memaudit_fast.evaluate.baselines import WriterContext, run_writer
+from memaudit_fast.model.compiled import compile_package
+from memaudit_fast.model.package import Package
+from oracles.writers import (
     RefPackage,
     is_feasible,
     random_package,
@@ -16,9 +19,6 @@ from baselines_ref import (
     ref_greedy,
     ref_gvt,
 )
-from memaudit_fast.evaluate.baselines import WriterContext, run_writer
-from memaudit_fast.model.compiled import compile_package
-from memaudit_fast.model.package import Package
 
 CORE_WRITERS = ["density_only", "greedy", "gvt"]
 REFERENCE = {"density_only": ref_density_only, "greedy": ref_greedy, "gvt": ref_gvt}

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-# The references (tests/reference.py) and the Python branch-and-bound (bench/reference_bb.py).
-for folder in (Path(__file__).resolve().parents[1] / "tests", Path(__file__).resolve().parent):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
+# The references the benchmarks check against (tests/oracles) and the test strategies.
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
 
 
 
@@ -29,7 +29,11 @@ def _median(values: list[float]) -> str:
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     # One dict per case, filled by bench_solver.py as it runs.
-    rows: list[dict[str, Any]] = getattr(sys.modules.get("bench_solver"), "SOLVER_ROWS", [])
+    module = sys.modules.get("bench_solver")
+    large: list[dict[str, Any]] = getattr(module, "LARGE_ROWS", [])
+    if large:
+        _large_summary(terminalreporter.write_line, large)
+    rows: list[dict[str, Any]] = getattr(module, "SOLVER_ROWS", [])
     if not rows:
         return
     write = terminalreporter.write_line
@@ -67,3 +71,44 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     write(f"median speed-up over HiGHS where both proved optimality: {_median(both_proved)}")
     write(f"median speed-up over HiGHS, all cases (times at their limits): {_median(every_case)}")
     write(f"median speed-up over the Python reference where it finished: {_median(python_ratios)}")
+
+
+def _large_summary(write: Any, rows: list[dict[str, Any]]) -> None:
+    write("")
+    write("large-budget suite: ours (branch-and-bound, HiGHS hand-off of the open candidates after "
+          "1 s) against HiGHS and Gurobi on the original MILP, one budget per case")
+    write(f"{'case':24s} {'cands':>6s} {'ours':>10s} {'status':>10s} {'proved_by':>16s} {'HiGHS':>10s} "
+          f"{'ratio':>8s} {'Gurobi':>10s} {'ratio':>8s}")
+    ratios: list[float] = []
+    slowest = 0.0
+    unproven = {"ours": 0, "highs": 0, "gurobi": 0}
+    missed = 0  # cases HiGHS proves and ours does not
+    for row in rows:
+        ours_done = row["status"] == "optimal"
+        h = row["highs_seconds"]
+        ratio = h / row["ours_seconds"]
+        ratios.append(ratio)
+        unproven["ours"] += not ours_done
+        unproven["highs"] += not row["highs_proved"]
+        if row["highs_proved"]:
+            slowest = max(slowest, row["ours_seconds"] / h)
+            missed += not ours_done
+        g = row.get("gurobi_seconds")
+        if g is None:
+            g_text, gr_text = "-", "-"
+        else:
+            unproven["gurobi"] += not row["gurobi_proved"]
+            g_text = f"{g:8.3f}s" + ("" if row["gurobi_proved"] else "+")
+            gr_text = f"{g / row['ours_seconds']:.1f}x"
+        ours_text = f"{row['ours_seconds']:8.3f}s" + ("" if ours_done else "+")
+        h_text = f"{h:8.3f}s" + ("" if row["highs_proved"] else "+")
+        ratio_text = ("<" if not ours_done else ">" if not row["highs_proved"] else " ") + f"{ratio:.2f}x"
+        write(f"{row['case']:24s} {row['candidates']:6d} {ours_text:>10s} {row['status']:>10s} "
+              f"{row['proved_by']:>16s} {h_text:>10s} {ratio_text:>8s} {g_text:>10s} {gr_text:>8s}")
+    if ratios:
+        write(f"median HiGHS time / ours: {statistics.median(ratios):.2f}x over {len(ratios)} cases; "
+              f"slowest case where HiGHS proves: ours {slowest:.2f}x HiGHS's time")
+    gurobi_cases = sum(r.get("gurobi_seconds") is not None for r in rows)
+    write(f"unproven: ours {unproven['ours']}, HiGHS {unproven['highs']}, Gurobi {unproven['gurobi']} "
+          f"(of the {gurobi_cases} its licence took); cases HiGHS proves and ours does not: {missed}; "
+          f"proved by the hand-off: {sum(r['proved_by'] == 'highs' for r in rows)}")

@@ -5,8 +5,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-# Shared data lives beside the checkout; a user's clone has none, so tests skip there.
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+from oracles.data import KNAPSACK, LOCOMO, require_data
 
 settings.register_profile(
     "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -17,8 +16,19 @@ settings.register_profile(
 settings.load_profile("default")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
+def locomo_path() -> Path:
+    """The LoCoMo subset (``locomo/locomo7.json`` under ``MEMAUDIT_DATA_DIR``); skips without it."""
+    return require_data(*LOCOMO)
+
+
+@pytest.fixture(scope="session")
+def knapsack_dir() -> Path:
+    """Pisinger's knapsack instances (``knapsack/`` under ``MEMAUDIT_DATA_DIR``); skips without them."""
+    return require_data(*KNAPSACK)
+
+
+@pytest.fixture(scope="session")
 def shared_dir() -> Path:
-    if not SHARED.is_dir():
-        pytest.skip("../shared is not beside this checkout")
-    return SHARED
+    """The folder above the data sets (``../shared`` by default); skips when there is none."""
+    return require_data().parent

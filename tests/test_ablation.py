@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from baselines_ref import brute_force, install_brute_force_solver
 from memaudit_fast.errors import UsageError
 from memaudit_fast.evaluate.ablation import (
     ablate,
@@ -15,6 +14,8 @@ from memaudit_fast.evaluate.ablation import (
     parse_drop,
 )
 from memaudit_fast.model.package import Package
+from oracles.packages import update_package
+from oracles.writers import brute_force, install_brute_force_solver
 from strategies import packages
 
 
@@ -22,22 +23,6 @@ from strategies import packages
 def exact_solver(monkeypatch):
     """The real solver when it exists, else brute force standing in for it."""
     install_brute_force_solver(monkeypatch)
-
-
-def update_package() -> dict:
-    # The old preference, then an update turn whose tombstone / compound update cover the
-    # invalidation unit that nothing else covers.
-    return {
-        "format": "memaudit.package/1", "package_id": "upd", "budgets": [2, 4],
-        "experiences": [{"experience_id": "old", "timestamp": 0}, {"experience_id": "new", "timestamp": 1}],
-        "units": [{"unit_id": "cur", "weight": 2.0}, {"unit_id": "inv", "weight": 2.0}, {"unit_id": "stale", "weight": 0.1}],
-        "candidates": [
-            {"candidate_id": "old_fact", "experience_id": "old", "representation": "atomic_fact", "cost": 2, "coverage": {"stale": 1}},
-            {"candidate_id": "new_fact", "experience_id": "new", "representation": "atomic_fact", "cost": 2, "coverage": {"cur": 1}},
-            {"candidate_id": "new_tomb", "experience_id": "new", "representation": "tombstone", "cost": 1, "coverage": {"inv": 1}},
-            {"candidate_id": "new_upd", "experience_id": "new", "representation": "compound_update", "cost": 3, "coverage": {"cur": 1, "inv": 1}},
-        ],
-    }
 
 
 def test_family_names():

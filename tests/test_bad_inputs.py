@@ -136,7 +136,7 @@ def test_malformed_json_text(tmp_path, text, needles):
 
 
 def test_artifact_line_numbers_in_messages(tmp_path):
-    from test_package_io import write_artifact_by_hand
+    from oracles.packages import write_artifact_by_hand
 
     write_artifact_by_hand(tmp_path / "pkg")
     path = tmp_path / "pkg" / "candidate_memories.jsonl"

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from baselines_ref import brute_force, install_brute_force_solver, is_feasible, reference_store
 from memaudit_fast import _core
 from memaudit_fast.errors import UsageError
 from memaudit_fast.evaluate.baselines import (
@@ -23,6 +22,8 @@ from memaudit_fast.evaluate.baselines import (
 )
 from memaudit_fast.model.compiled import compile_package
 from memaudit_fast.model.package import Package
+from oracles.packages import density_trap
+from oracles.writers import brute_force, install_brute_force_solver, is_feasible, reference_store
 from strategies import packages
 
 REFERENCED = [w for w in BASELINE_WRITERS if w != "random"]
@@ -159,25 +160,6 @@ def test_core_rejects_orders_that_split_a_group():
         _core.run_writer(c.problem, "greedy", 3.0, np.array([0, 7], dtype=np.int32), rank)
     with pytest.raises(ValueError, match="unknown core writer"):
         _core.run_writer(c.problem, "nope", 3.0, np.array([0], dtype=np.int32), rank)
-
-
-def density_trap(m: float) -> dict:
-    """Four cheap, nearly worthless turns arrive before one valuable one (every c_u <= B/2).
-
-    Density-only stores each cheap turn as it arrives and has no room left for the valuable
-    one: its ratio is 4 / (m + 2), which goes to 0 as m grows. GVT's threshold 1/2 skips
-    the cheap turns, so its ratio stays m / (m + 2) >= 1/4.
-    """
-    cands = [
-        {"candidate_id": f"small{i}", "experience_id": f"e{i}", "cost": 1, "coverage": {f"s{i}": 1.0}}
-        for i in range(4)
-    ] + [{"candidate_id": "big", "experience_id": "e4", "cost": 2, "coverage": {"b": 1.0}}]
-    return {
-        "format": "memaudit.package/1", "package_id": f"trap/{m}", "budgets": [4],
-        "experiences": [{"experience_id": f"e{i}", "timestamp": i} for i in range(5)],
-        "units": [{"unit_id": f"s{i}", "weight": 1.0 / m} for i in range(4)] + [{"unit_id": "b", "weight": 1.0}],
-        "candidates": cands,
-    }
 
 
 def test_density_only_is_arbitrarily_bad_while_gvt_stays_bounded():

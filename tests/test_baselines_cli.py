@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_ablation import update_package
-from test_baselines import density_trap
 
-from baselines_ref import brute_force, install_brute_force_solver, reference_store
 from memaudit_fast.cli.main import main
 from memaudit_fast.evaluate.baselines import BASELINE_WRITERS
 from memaudit_fast.model.examples import example_package
 from memaudit_fast.model.package import Package
 from memaudit_fast.model.sets import write_package_set
+from oracles.packages import density_trap, update_package
+from oracles.writers import brute_force, install_brute_force_solver, reference_store
 
 
 @pytest.fixture(autouse=True)

@@ -104,24 +104,32 @@ def test_resume_completes_a_partial_file_without_duplicates(tmp_path):
     assert sorted(map(json.dumps, got)) == sorted(map(json.dumps, expected))
 
 
+def line_count(path):
+    """Complete lines in a file that may not exist yet or may be mid-write."""
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
 def test_sigkill_at_any_moment_then_resume_loses_nothing(tmp_path):
     make_set(tmp_path / "set.jsonl", 400, scale=2)
     out = tmp_path / "out.jsonl"
     cmd = [sys.executable, "-m", "memaudit_fast", "batch", str(tmp_path / "set.jsonl"), "--out", str(out),
            "--budgets", "2,4,8", "--workers", "2", "--chunk-size", "2"]
     kills = 0
-    # Kill at different moments after the run has started writing: between records, in the
-    # middle of one, while workers hold unfinished chunks.
-    for extra_delay in (0.0, 0.05, 0.2, 0.4):
-        size_before = out.stat().st_size if out.exists() else 0
+    # Kill at different moments after the run has started writing (once it has added 1, 5, 20
+    # and 60 records): between records, in the middle of one, while workers hold unfinished
+    # chunks. The moments are counted in records written, not in seconds.
+    for more in (1, 5, 20, 60):
+        lines_before = line_count(out)
         proc = subprocess.Popen(cmd + (["--resume"] if out.exists() else []), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
-            if out.exists() and out.stat().st_size > size_before:
+            if line_count(out) >= lines_before + more:
                 break
-            time.sleep(0.005)
-        time.sleep(extra_delay)
+            try:
+                proc.wait(timeout=0.005)  # wakes at once if the run ends
+            except subprocess.TimeoutExpired:
+                pass
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             kills += 1

@@ -11,21 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from baselines_ref import brute_force
 from memaudit_fast.errors import CertificationError, UsageError
 from memaudit_fast.model.compiled import compile_package
 from memaudit_fast.model.package import Package, SaturationSpec
 from memaudit_fast.solve.backends import gurobi_installed, solve_highs
 from memaudit_fast.solve.certify import certify, certify_results, claim_of
 from memaudit_fast.solve.milp import build_milp, saturation_pieces
+from oracles.packages import claim, hard_package, small_package
+from oracles.writers import brute_force
 from strategies import packages
 
 needs_gurobi = pytest.mark.skipif(not gurobi_installed(), reason="gurobipy is not installed")
-
-
-def claim(pkg: Package, budget: float, value: float, ids, **extra) -> dict:
-    return {"format": "memaudit.result/1", "package_id": pkg.package_id, "budget": budget,
-            "opt": value, "upper_bound": value, "status": "optimal", "selected": list(ids), **extra}
 
 
 def uses_log1p(pkg: Package) -> bool:
@@ -63,21 +59,6 @@ def test_a_suboptimal_claim_never_agrees(data, budget):
     if value < opt - 1e-6 * max(1.0, opt) * 10:
         assert cert.agrees is False
         assert any("above the claimed bound" in issue for issue in cert.issues)
-
-
-def small_package(saturation="cap1") -> Package:
-    return Package.from_dict({
-        "format": "memaudit.package/1", "package_id": "cert/small", "budgets": [3],
-        "objective": {"saturation": saturation},
-        "units": [{"unit_id": "u", "weight": 2.0}, {"unit_id": "v", "weight": 1.0}, {"unit_id": "z", "weight": 0.0}],
-        "candidates": [
-            {"candidate_id": "a", "group": "g1", "cost": 2, "coverage": {"u": 1.0, "z": 1.0}},
-            {"candidate_id": "b", "group": "g1", "cost": 1, "coverage": {"u": 0.5}},
-            {"candidate_id": "c", "group": "g2", "cost": 1, "coverage": {"v": 1.0}},
-            {"candidate_id": "d", "group": "g3", "cost": 5, "coverage": {"v": 1.0}},
-            {"candidate_id": "e", "group": "g4", "cost": 1, "coverage": {"z": 1.0}},
-        ],
-    })
 
 
 def test_infeasible_selection_and_wrong_values_are_reported():
@@ -144,17 +125,6 @@ def test_log1p_bracket_holds_the_optimum_and_never_claims_equality():
     # A claimed value above the outer bound is a disagreement even for log1p.
     too_high = certify(pkg, claim(pkg, 3, cert.bracket["upper"] + 1, ids), "highs")
     assert too_high.agrees is False
-
-
-def hard_package(n: int = 70, seed: int = 3) -> Package:
-    import random
-
-    rng = random.Random(seed)
-    units = [{"unit_id": f"u{r}", "weight": float(rng.randint(1, 9))} for r in range(40)]
-    cands = [{"candidate_id": f"c{i}", "group": f"g{i // 2}", "cost": rng.randint(3, 17),
-              "coverage": {f"u{r}": rng.choice([0.3, 0.5, 0.7, 1.0]) for r in rng.sample(range(40), 4)}}
-             for i in range(n)]
-    return Package.from_dict({"format": "memaudit.package/1", "package_id": "hard", "units": units, "candidates": cands})
 
 
 def test_time_limit_gives_bounds_never_a_false_agrees():

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from baselines_ref import brute_force
 from memaudit_fast.cli.main import main
 from memaudit_fast.model.examples import example_package
 from memaudit_fast.model.package import Package
 from memaudit_fast.model.sets import write_package_set
-from test_certify import claim, hard_package, small_package
+from oracles.packages import claim, hard_package, small_package
+from oracles.writers import brute_force
 
 
 def write_results(path, records) -> str:

@@ -30,7 +30,7 @@ MOVED = [
     ("memaudit_fast.export", "read_records", "memaudit_fast.results.export"),
     ("memaudit_fast.report", "make_report", "memaudit_fast.results.report"),
     ("memaudit_fast.batch", "run_batch", "memaudit_fast.experiments.batch"),
-    ("memaudit_fast.reproduce", "ReproduceConfig", "memaudit_fast.experiments.reproduce.run"),
+    ("memaudit_fast.reproduce", "ReproduceConfig", "memaudit_fast.experiments.reproduce.config"),
 ]
 
 

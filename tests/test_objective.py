@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from memaudit_fast import _core
 from memaudit_fast.model.compiled import compile_package
-from pyref import objective as ref_objective
+from oracles.objective import objective as ref_objective
 from strategies import packages
 
 

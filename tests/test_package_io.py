@@ -18,6 +18,7 @@ from memaudit_fast.model.examples import example_package, example_package_path
 from memaudit_fast.model.io import load_package, save_package
 from memaudit_fast.model.package import Package
 from memaudit_fast.model.sets import iter_packages, iter_set_entries, write_package_set
+from oracles.packages import write_artifact_by_hand
 from strategies import packages
 
 
@@ -61,66 +62,6 @@ def test_json_to_artifact_to_json(tmp_path_factory, data):
     save_package(back, root / "dir2")
     for name in sorted(p.name for p in (root / "dir").iterdir()):
         assert (root / "dir" / name).read_text() == (root / "dir2" / name).read_text(), name
-
-
-def write_artifact_by_hand(directory: Path) -> None:
-    """A package written with the artifact's own field names (as its exporter writes them)."""
-    directory.mkdir()
-    rows = {
-        "experiences.jsonl": [
-            {"experience_id": "x:e0", "session_id": "x:synthetic", "timestamp": 0, "text": "Bo moved to Oslo",
-             "source_span_ids": ["x:e0:synthetic_span"], "split": "synthetic", "visible_unit_ids": ["current:bo"]},
-            {"experience_id": "x:e1", "session_id": "x:synthetic", "timestamp": 1, "text": "Bo left Rome",
-             "source_span_ids": ["x:e1:synthetic_span"], "split": "synthetic", "visible_unit_ids": ["invalid:bo"]},
-        ],
-        "evidence_units.jsonl": [
-            {"unit_id": "current:bo", "kind": "current_truth", "canonical_text": "current:bo", "source_spans": [],
-             "timestamp": 0, "state": "current", "proposition_id": "current", "annotator_ids": ["synthetic_generator"],
-             "adjudication_status": "resolved", "unit_weight": 2.0},
-            {"unit_id": "invalid:bo", "kind": "invalidation", "canonical_text": "invalid:bo", "source_spans": [],
-             "timestamp": 1, "state": "invalidates_prior", "proposition_id": "invalid", "annotator_ids": ["synthetic_generator"],
-             "adjudication_status": "resolved", "unit_weight": 1.0},
-        ],
-        "queries.jsonl": [
-            {"query_id": "x:objective_unit:0000", "question": "Synthetic objective probe for current:bo.",
-             "answer": "current:bo", "category": "current_truth", "required_unit_ids": ["current:bo"],
-             "answer_session_ids": ["x:e0"], "split": "synthetic", "unit_weight": 2.0},
-        ],
-        "candidate_memories.jsonl": [
-            {"candidate_id": "x:c0", "experience_id": "x:e0", "candidate_group": "x:e0", "representation_type": "fact",
-             "text": "Bo lives in Oslo", "serialized": "Bo lives in Oslo", "cost_tokens": 4, "cost": 4,
-             "generator_id": "g", "generation_config_hash": "h", "time_index": 0, "confidence": 0.9,
-             "estimated_value": None, "estimated_coverage": {}, "estimator_model": None},
-            {"candidate_id": "x:c1", "experience_id": "x:e1", "candidate_group": "x:e1", "representation_type": "tombstone",
-             "text": "Rome obsolete", "serialized": "Rome obsolete", "cost_tokens": 2,
-             "generator_id": "g", "generation_config_hash": "h", "time_index": 1, "confidence": 0.8,
-             "estimated_value": 0.5, "estimated_coverage": {"invalid:bo": 1.0}, "estimator_model": "m"},
-            {"candidate_id": "x:c2", "experience_id": "x:e1", "candidate_group": "x:e1", "representation_type": "raw_span",
-             "text": "Bo left Rome", "serialized": "Bo left Rome", "cost_tokens": 3, "cost": 3,
-             "generator_id": "g", "generation_config_hash": "h", "time_index": 1, "confidence": 1.0,
-             "estimated_value": None, "estimated_coverage": {}, "estimator_model": None},
-        ],
-        "coverage_matrix.jsonl": [
-            {"candidate_id": "x:c0", "experience_id": "x:e0", "candidate_group": "x:e0", "unit_id": "current:bo",
-             "coverage": 1.0, "coverage_label": "full", "rationale": "r", "source_span_ids": ["s"],
-             "annotator_ids": ["a"], "adjudication_status": "resolved"},
-            {"candidate_id": "x:c1", "experience_id": "x:e1", "candidate_group": "x:e1", "unit_id": "invalid:bo",
-             "coverage": 1.0, "coverage_label": "full", "rationale": "r", "source_span_ids": ["s"],
-             "annotator_ids": ["a"], "adjudication_status": "resolved"},
-            {"candidate_id": "x:c2", "experience_id": "x:e1", "candidate_group": "x:e1", "unit_id": "invalid:bo",
-             "coverage": 0.5, "coverage_label": "partial_weak", "rationale": "r", "source_span_ids": ["s"],
-             "annotator_ids": ["a"], "adjudication_status": "resolved"},
-        ],
-        "annotation_decisions.jsonl": [
-            {"record_id": "x:synthetic_coverage:000000", "record_type": "coverage_cell", "decision": "accepted",
-             "candidate_id": "x:c0", "unit_id": "current:bo"},
-        ],
-    }
-    for name, items in rows.items():
-        (directory / name).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in items))
-    (directory / "candidate_generation_manifest.json").write_text(
-        json.dumps({"instance_id": "x", "schema_version": 1, "counts": {"candidate_memories": 3}}, indent=2))
-    (directory / "instance.json").write_text(json.dumps({"instance_id": "x", "unit_weights": {}}))
 
 
 def read_rows(directory: Path, name: str) -> list[dict]:

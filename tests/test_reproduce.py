@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +12,7 @@ from hypothesis import strategies as st
 from memaudit_fast.cli.main import main
 from memaudit_fast.errors import UsageError
 from memaudit_fast.evaluate.baselines import run_writer
-from memaudit_fast.experiments.reproduce.run import (
+from memaudit_fast.experiments.reproduce import (
     PARTIAL_LEVEL,
     RANKED_WRITERS,
     RATIO_TOLERANCE,
@@ -30,8 +29,6 @@ from memaudit_fast.model.compiled import compile_package
 from memaudit_fast.model.package import Package
 from memaudit_fast.solve.exact import solve
 from memaudit_fast.suites.small import DISTRIBUTIONS, generate_package
-
-LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo7.json"
 
 SECTIONS = (
     "## MEMAUDIT-Small",
@@ -261,10 +258,8 @@ def test_cli_rejects_unknown_distribution(tmp_path):
 # --- LoCoMo -----------------------------------------------------------------------------------
 
 
-def test_locomo_section(tmp_path):
-    if not LOCOMO.is_file():
-        pytest.skip("../shared/data/locomo/locomo7.json is not beside this checkout")
-    cfg = ReproduceConfig.quick_config(distributions=("base",), seeds=1, locomo=str(LOCOMO))
+def test_locomo_section(tmp_path, locomo_path):
+    cfg = ReproduceConfig.quick_config(distributions=("base",), seeds=1, locomo=str(locomo_path))
     run = run_reproduction(cfg)
     assert len(run.locomo) == 1
     record = run.locomo[0]

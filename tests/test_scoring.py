@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from baselines_ref import brute_force, install_brute_force_solver, is_feasible
 from memaudit_fast.errors import UsageError
 from memaudit_fast.evaluate.scoring import score
 from memaudit_fast.model.package import Package
-from pyref import objective
+from oracles.objective import objective
+from oracles.writers import brute_force, install_brute_force_solver, is_feasible
 from strategies import packages
 
 PKG = {

@@ -15,7 +15,7 @@ from memaudit_fast.model.compiled import compile_package
 from memaudit_fast.model.examples import example_package_path
 from memaudit_fast.model.io import load_package
 from memaudit_fast.solve.exact import STATUSES, CancelToken
-from pyref import objective as package_objective
+from oracles.objective import objective as package_objective
 
 
 @pytest.fixture

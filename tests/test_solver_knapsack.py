@@ -59,11 +59,8 @@ def as_problem(k: Knapsack, saturation_kind: int) -> _core.Problem:
 
 
 @pytest.fixture(scope="module")
-def instances(request: pytest.FixtureRequest) -> list[Knapsack]:
-    shared = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "knapsack"
-    if not shared.is_dir():
-        pytest.skip("../shared/data/knapsack is not beside this checkout")
-    return [k for name in FILES for k in read_instances(shared / name, PER_FILE)]
+def instances(knapsack_dir: Path) -> list[Knapsack]:
+    return [k for name in FILES for k in read_instances(knapsack_dir / name, PER_FILE)]
 
 
 @pytest.mark.parametrize("saturation_kind", [1, 0], ids=["linear", "cap1"])

@@ -7,19 +7,28 @@ import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_solver_bruteforce import instances
 
 from memaudit_fast import _core
-from reference import brute_force, is_feasible, objective, synthetic_instance
+from oracles.exact import (
+    Instance,
+    brute_force,
+    is_feasible,
+    objective,
+    saturation_table,
+    synthetic_instance,
+)
+from strategies import instances
 
 TOL = 1e-9
 
 
 def hard_instance() -> tuple[object, float]:
-    inst = synthetic_instance(400, seed=2, kind="memaudit")
+    # Hundreds of nodes even with the root's coverage cuts.
+    inst = synthetic_instance(300, seed=2, kind="memaudit")
     return inst, float(round(0.05 * inst.cost.sum()))
 
 
@@ -77,8 +86,18 @@ def test_cancel_token_set_before_the_solve() -> None:
 
 
 def long_solve_instance() -> tuple[object, float]:
-    inst = synthetic_instance(1000, seed=0, kind="memaudit")
-    return inst, float(round(0.05 * inst.cost.sum()))  # several seconds to prove
+    # A strongly correlated knapsack (profit = weight + constant, one unit per candidate):
+    # minutes to prove, and no coverage cut applies.
+    rng = np.random.default_rng(0)
+    w = rng.integers(1000, 10000, size=300).astype(np.float64)
+    n = len(w)
+    kinds, zs, hs = saturation_table()
+    inst = Instance(
+        cost=w, group_of=np.arange(n, dtype=np.int32), num_groups=n, weight=w + 1000.0,
+        indptr=np.arange(n + 1, dtype=np.int64), indices=np.arange(n, dtype=np.int32), values=np.ones(n),
+        saturation_of=np.zeros(n, dtype=np.int32), kinds=kinds, zs=zs, hs=hs,
+    )
+    return inst, float(w.sum() // 2)
 
 
 def test_cancel_from_another_thread() -> None:

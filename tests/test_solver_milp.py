@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from memaudit_fast import _core
-from reference import (
+from oracles.exact import (
     CAP1,
     LINEAR,
     PWL,

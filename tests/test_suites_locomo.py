@@ -6,7 +6,6 @@ import json
 import math
 import re
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -25,17 +24,6 @@ from memaudit_fast.suites.locomo import (
 )
 
 SESSION = re.compile(r"^session_(\d+)$")
-
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-LOCOMO = SHARED / "data" / "locomo" / "locomo7.json"
-
-
-@pytest.fixture(scope="module")
-def locomo_path() -> Path:
-    if not LOCOMO.is_file():
-        pytest.skip("../shared/data/locomo/locomo7.json is not beside this checkout")
-    return LOCOMO
 
 
 @pytest.fixture(scope="module")

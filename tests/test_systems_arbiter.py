@@ -20,11 +20,11 @@ from memaudit_fast.systems.arbiter import (
     EmbeddingJudge,
     LLMJudge,
     Thresholds,
-    _best_f1,
     calibrate,
     snap,
     split_sentences,
 )
+from memaudit_fast.systems.arbiter.calibration import _best_f1
 from memaudit_fast.writers.embed import get_embedder
 
 EXAMPLE = example_package_path()
@@ -236,11 +236,11 @@ def test_default_embedder_calibrates_and_judges(example: Any) -> None:
     assert levels[0, 0] == 1.0
 
 
-def test_auto_embedder_keeps_the_best_calibrated_judge(example: Any) -> None:
+def test_best_embedder_keeps_the_best_calibrated_judge(example: Any) -> None:
     pytest.importorskip("wordllama")
     from memaudit_fast.systems.union import embedding_arbiter
 
-    judge = embedding_arbiter(example, embedder="auto").judge
+    judge = embedding_arbiter(example, embedder="best").judge
     compared = judge.thresholds.stats["compared"]
     assert set(compared) == {"hashing:1024", "wordllama"}
     assert compared[judge.embedder.spec] == max(compared.values())

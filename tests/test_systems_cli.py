@@ -8,8 +8,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from test_systems_diagnostics import brute_solver
-from test_systems_importers import (
+
+from memaudit_fast.cli.main import main
+from memaudit_fast.model.examples import example_package_path
+from memaudit_fast.systems import diagnostics
+from oracles.exports import (
     ENGRAM_RECORDS,
     GET_ALL,
     HISTORY_ROWS,
@@ -17,10 +20,7 @@ from test_systems_importers import (
     MEM0_HISTORY_DDL,
     NOTES,
 )
-
-from memaudit_fast.cli.main import main
-from memaudit_fast.model.examples import example_package_path
-from memaudit_fast.systems import diagnostics
+from oracles.objective import brute_solver
 
 EXAMPLE = example_package_path()
 

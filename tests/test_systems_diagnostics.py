@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import itertools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -16,32 +15,12 @@ from hypothesis import strategies as st
 from memaudit_fast.errors import UsageError
 from memaudit_fast.systems import build_union, score_store
 from memaudit_fast.systems.arbiter import Arbiter
-from memaudit_fast.systems.diagnostics import Optimum, exact_solver
+from memaudit_fast.systems.diagnostics import exact_solver
 from memaudit_fast.systems.records import ExportedMemory, SystemExport
-from pyref import objective as ref_objective
+from oracles.objective import brute_solver
+from oracles.objective import objective as ref_objective
 
 HAS_SOLVER = importlib.util.find_spec("memaudit_fast.solve.exact") is not None
-
-
-def brute_solver(data: dict[str, Any], budgets: list[float], time_limit: float | None) -> list[Optimum]:
-    """OPT by enumeration, on the plain-Python objective (independent of the C++ core)."""
-    cands = data["candidates"]
-    groups = [c.get("group", c.get("experience_id", c["candidate_id"])) for c in cands]
-    out = []
-    for budget in budgets:
-        best: tuple[float, tuple[int, ...]] = (0.0, ())
-        for r in range(len(cands) + 1):
-            for combo in itertools.combinations(range(len(cands)), r):
-                if sum(cands[i]["cost"] for i in combo) > budget:
-                    continue
-                if len({groups[i] for i in combo}) != len(combo):
-                    continue
-                value = ref_objective(data, [cands[i]["candidate_id"] for i in combo])
-                if value > best[0] + 1e-12:
-                    best = (value, combo)
-        ids = [cands[i]["candidate_id"] for i in best[1]]
-        out.append(Optimum(best[0], best[0], "optimal", True, ids, float(sum(cands[i]["cost"] for i in best[1]))))
-    return out
 
 
 class TableJudge:

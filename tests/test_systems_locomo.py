@@ -12,7 +12,7 @@ from memaudit_fast.systems import build_union, embedding_arbiter, read_own, scor
 from memaudit_fast.systems.union import base_package, system_candidates
 
 
-def test_engram_store_of_a_locomo_conversation(shared_dir: Path, tmp_path: Path) -> None:
+def test_engram_store_of_a_locomo_conversation(locomo_path: Path, tmp_path: Path) -> None:
     pytest.importorskip("faiss")
     from memaudit_fast.suites.locomo import locomo_package, read_locomo
     from memaudit_fast.writers.builders import build_store
@@ -21,7 +21,7 @@ def test_engram_store_of_a_locomo_conversation(shared_dir: Path, tmp_path: Path)
     from memaudit_fast.writers.llm import OfflineLLM
     from memaudit_fast.writers.locomo_turns import load_locomo
 
-    path = shared_dir / "data" / "locomo" / "locomo7.json"
+    path = locomo_path
     record = read_locomo(path)[0]
     package = Package.from_dict(locomo_package(record, source=str(path)))
     conv = load_locomo(path, [record["sample_id"]])[0]

@@ -19,8 +19,6 @@ from memaudit_fast.writers.retrieval_eval import evaluate_retrieval, recall_at_b
 from memaudit_fast.writers.sample import mini_locomo
 from memaudit_fast.writers.store import ContextItem
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-
 
 @pytest.fixture
 def locomo_file(tmp_path: Path) -> Path:
@@ -106,10 +104,8 @@ def test_export_checks_its_fields(tmp_path: Path) -> None:
         list(read_export(tmp_path / "missing.jsonl"))
 
 
-def test_real_conversation_builds_reopens_and_retrieves(tmp_path: Path) -> None:
-    path = SHARED / "data" / "locomo" / "locomo7.json"
-    if not path.is_file():
-        pytest.skip("../shared LoCoMo data is not beside this checkout")
+def test_real_conversation_builds_reopens_and_retrieves(tmp_path: Path, locomo_path: Path) -> None:
+    path = locomo_path
     conv = load_locomo(path)[0]
     conv.qa = conv.qa[:80]  # enough questions to see recall, few enough to stay fast
     embedder = get_embedder("auto")

@@ -18,8 +18,6 @@ from memaudit_fast.writers.locomo_turns import (
 from memaudit_fast.writers.sample import mini_locomo
 from memaudit_fast.writers.text import resolve_time_anchor, sentences, top_keywords
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-
 
 def test_mini_conversation_becomes_ordered_turns_with_sessions_and_dates() -> None:
     conv = conversation_from_dict(mini_locomo())
@@ -93,11 +91,8 @@ def test_keywords_prefer_names_and_skip_stop_and_time_words() -> None:
     assert sentences("I ran. Then I slept! Did you? Yes.") == ["I ran.", "Then I slept!", "Did you?", "Yes."]
 
 
-def test_real_locomo_file_loads_and_evidence_resolves() -> None:
-    path = SHARED / "data" / "locomo" / "locomo7.json"
-    if not path.is_file():
-        pytest.skip("../shared LoCoMo data is not beside this checkout")
-    convs = load_locomo(path)
+def test_real_locomo_file_loads_and_evidence_resolves(locomo_path: Path) -> None:
+    convs = load_locomo(locomo_path)
     assert convs, "no conversation loaded"
     for conv in convs:
         ids = conv.turn_ids()

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <vector>
 
+#include "memaudit/cuts.hpp"
+#include "memaudit/reduction.hpp"
 #include "memaudit/solver.hpp"
 
 namespace py = pybind11;
@@ -61,27 +63,124 @@ void register_solver(py::module_& m) {
         .def_readonly("seconds", &SolveResult::seconds)
         .def_readonly("root_bound", &SolveResult::root_bound)
         .def_readonly("reduced_candidates", &SolveResult::reduced_candidates)
+        .def_property_readonly("open_candidates",
+                               [](const SolveResult& r) {
+                                   return py::array_t<std::int32_t>(static_cast<py::ssize_t>(r.open_candidates.size()),
+                                                                    r.open_candidates.data());
+                               })
         .def("__repr__", &result_repr);
+
+    // Cut families, exposed for validity tests: (kept, cuts), each cut (unit, intercept,
+    // candidates, coefficients) in the Problem's own indices. A store X of kept candidates
+    // (those the exact reductions leave: the search space) satisfies
+    // h_r(z_r(X)) <= intercept + sum coef.
+    m.def(
+        "coverage_cut_family",
+        [](const Problem& problem) {
+            const ReducedProblem reduced = reduce(problem);
+            py::list out;
+            for (std::int32_t r = 0; r < reduced.num_units; ++r) {
+                if (!coverage_cut_unit(reduced, r)) continue;
+                std::vector<double> lambdas{0.5};
+                std::vector<std::int32_t> groups{-1};
+                for (auto c = reduced.unit_ptr[r]; c < reduced.unit_ptr[r + 1]; ++c) {
+                    const auto v = reduced.unit_candidates[c];
+                    groups.push_back(reduced.group_of[v]);
+                    for (auto k = reduced.indptr[v]; k < reduced.indptr[v + 1]; ++k) {
+                        if (reduced.indices[k] != r) continue;
+                        const double f = std::min(reduced.values[k], reduced.cap[r]) / reduced.cap[r];
+                        if (f > 0.0 && f < 1.0) {
+                            lambdas.push_back(f);
+                            lambdas.push_back(1.0 - f);
+                        }
+                    }
+                }
+                for (double lambda : lambdas)
+                    for (auto g : groups) {
+                        const CoverageCut cut = make_coverage_cut(reduced, r, lambda, g);
+                        std::vector<std::int32_t> candidates;
+                        for (auto v : cut.candidates) candidates.push_back(reduced.original[v]);
+                        out.append(py::make_tuple(reduced.original_unit[r], cut.intercept, candidates, cut.coefficients));
+                    }
+            }
+            return py::make_tuple(reduced.original, out);
+        },
+        py::arg("problem"), "Every coverage cut of the family (cuts.hpp) at the breakpoints of each cap1 unit.");
+    m.def(
+        "separate_coverage_cuts",
+        [](const Problem& problem, const std::vector<double>& x) {
+            const ReducedProblem reduced = reduce(problem);
+            if (x.size() != static_cast<std::size_t>(problem.num_candidates))
+                throw std::invalid_argument("x needs one value per candidate");
+            std::vector<double> xr(static_cast<std::size_t>(reduced.num_candidates));
+            for (std::int32_t u = 0; u < reduced.num_candidates; ++u) xr[u] = x[reduced.original[u]];
+            py::list out;
+            CoverageCut cut;
+            for (std::int32_t r = 0; r < reduced.num_units; ++r) {
+                if (!separate_coverage_cut(reduced, r, xr, 1e-9, &cut)) continue;
+                std::vector<std::int32_t> candidates;
+                for (auto v : cut.candidates) candidates.push_back(reduced.original[v]);
+                out.append(py::make_tuple(reduced.original_unit[r], cut.intercept, candidates, cut.coefficients));
+            }
+            return py::make_tuple(reduced.original, out);
+        },
+        py::arg("problem"), py::arg("x"), "The most violated coverage cut of each unit at a fractional x.");
+
+    py::class_<SearchProgress>(m, "SolveProgress", "One line of the solver log (see solve(progress=...)).")
+        .def_readonly("budget", &SearchProgress::budget)
+        .def_readonly("nodes", &SearchProgress::nodes)
+        .def_readonly("incumbent", &SearchProgress::incumbent)
+        .def_readonly("upper_bound", &SearchProgress::upper_bound)
+        .def_readonly("gap", &SearchProgress::gap)
+        .def_readonly("seconds", &SearchProgress::seconds)
+        .def_readonly("root_done", &SearchProgress::root_done);
 
     m.def(
         "solve",
         [](const Problem& problem, const std::vector<double>& budgets, std::optional<double> time_limit,
            std::optional<std::int64_t> node_limit, std::optional<CancelToken> cancel, double relative_tolerance,
-           int root_iterations, int node_iterations) {
+           int root_iterations, int node_iterations, std::vector<std::int32_t> start,
+           std::optional<py::function> progress, double progress_interval) {
             SolveOptions options;
             if (time_limit) options.time_limit = *time_limit;
             if (node_limit) options.node_limit = *node_limit;
             options.relative_tolerance = relative_tolerance;
             options.root_iterations = root_iterations;
             options.node_iterations = node_iterations;
+            options.start = std::move(start);
+            options.progress_interval = progress_interval;
+            // The log callback runs Python: it takes the GIL for the call. An exception it
+            // raises stops the solve (status "interrupted") and is raised again afterwards.
+            // A KeyboardInterrupt raised inside it (Ctrl-C, or SIGTERM turned into one, landing
+            // while the callback runs) is an interruption like any other.
+            std::optional<py::error_already_set> callback_error;
+            bool callback_failed = false;
+            bool signalled = false;
+            if (progress) {
+                options.progress = [&progress, &callback_error, &callback_failed, &signalled](const SearchProgress& line) {
+                    if (callback_failed || signalled) return false;
+                    py::gil_scoped_acquire acquire;
+                    try {
+                        // A true return value stops this budget (status "time_limit").
+                        return py::bool_((*progress)(line)).cast<bool>();
+                    } catch (py::error_already_set& e) {
+                        if (e.matches(PyExc_KeyboardInterrupt)) {
+                            signalled = true;
+                        } else {
+                            callback_error.emplace(std::move(e));
+                            callback_failed = true;
+                        }
+                    }
+                    return false;
+                };
+            }
             // Keeps the flag alive for the whole call even if the caller drops its token.
             std::shared_ptr<std::atomic<bool>> flag = cancel ? cancel->flag : nullptr;
             options.cancel = flag.get();
             // Ctrl-C: signal handlers run only with the GIL, so the search takes it back
             // briefly every poll_interval seconds to let Python look at pending signals.
-            bool signalled = false;
-            options.poll = [&signalled]() {
-                if (signalled) return true;
+            options.poll = [&signalled, &callback_failed]() {
+                if (signalled || callback_failed) return true;
                 py::gil_scoped_acquire acquire;
                 if (PyErr_CheckSignals() != 0) {
                     PyErr_Clear(); // turned into status "interrupted"
@@ -95,14 +194,23 @@ void register_solver(py::module_& m) {
                 py::gil_scoped_release release;
                 results = solve_budgets(problem, budgets, options);
             }
+            if (callback_error) throw std::move(*callback_error);
             return results;
         },
         py::arg("problem"), py::arg("budgets"), py::arg("time_limit") = py::none(),
         py::arg("node_limit") = py::none(), py::arg("cancel") = py::none(), py::arg("relative_tolerance") = 1e-9,
         py::arg("root_iterations") = 0, py::arg("node_iterations") = 3,
+        py::arg("start") = std::vector<std::int32_t>{}, py::arg("progress") = py::none(),
+        py::arg("progress_interval") = 1.0,
         R"doc(Exact OPT(B) for every budget of ``budgets`` (a sweep sharing preprocessing and warm starts).
 
 time_limit (seconds) and node_limit apply to each budget. Ctrl-C, or ``cancel.cancel()`` from
 another thread, stops the search: the result then has status ``"interrupted"``, the best store
-found and a proven upper bound. The GIL is released while searching.)doc");
+found and a proven upper bound. The GIL is released while searching.
+
+start: candidate indices of a feasible store offered as incumbent (ignored where it does not fit).
+progress: called about every ``progress_interval`` seconds with a ``SolveProgress`` (nodes,
+incumbent, upper_bound, gap, seconds); a true return value stops that budget (status
+"time_limit"), an exception it raises stops the solve and is re-raised.
+Each result's ``open_candidates`` lists the candidates that any better store must be made of.)doc");
 }

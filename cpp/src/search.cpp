@@ -47,6 +47,13 @@ constexpr double kMinProgress = 1e-7;
 // Deflection (Camerini, Fratta and Maffioli 1975): d = g + kDeflection d_prev damps the
 // zig-zag of plain subgradients on a piecewise-linear dual.
 constexpr double kDeflection = 0.5;
+// Relax-and-cut at the root: weight of the newest LP solution in the average that cut
+// separation reads, subgradient steps after each round, and limits on the pool.
+constexpr double kAverageWeight = 0.1;
+constexpr int kCutIterations = 150;
+constexpr double kCutTheta = 1.0;
+constexpr std::size_t kMaxCutsPerUnit = 8;
+constexpr double kMinCutViolation = 1e-4;
 
 } // namespace
 
@@ -79,7 +86,44 @@ BranchAndBound::BranchAndBound(const ReducedProblem& problem, double budget, std
     if (lambda_.size() != units) lambda_.assign(units, 1.0);
     integral_costs_ = true;
     for (auto c : p_.cost) integral_costs_ = integral_costs_ && c == std::floor(c) && c < 1e9;
-    next_poll_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.poll_interval));
+    unit_scale_.assign(units, 1.0);
+    if (limits_.cut_rounds > 0)
+        for (std::int32_t r = 0; r < p_.num_units && !cuts_enabled_; ++r) cuts_enabled_ = coverage_cut_unit(p_, r);
+    if (cuts_enabled_) {
+        unit_cuts_.resize(units);
+        candidate_cuts_.resize(n);
+        xbar_.assign(n, 0.0);
+    }
+    started_ = Clock::now();
+    next_poll_ = started_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.poll_interval));
+    next_progress_ = started_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.progress_interval));
+}
+
+double BranchAndBound::current_upper_bound() const {
+    if (!root_done_) return std::max(root_bound_, incumbent_value_);
+    double upper = std::max(pruned_bound_, incumbent_value_);
+    for (const auto& level : levels_)
+        for (std::size_t c = level.next; c < level.children_end; ++c) upper = std::max(upper, children_[c].bound);
+    return upper;
+}
+
+void BranchAndBound::report_progress(bool force) {
+    if (!limits_.progress) return;
+    const auto now = Clock::now();
+    if (!force && now < next_progress_) return;
+    next_progress_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.progress_interval));
+    SearchProgress line;
+    line.budget = budget_;
+    line.nodes = nodes_;
+    line.incumbent = incumbent_value_;
+    line.upper_bound = current_upper_bound();
+    if (!std::isfinite(line.upper_bound)) line.upper_bound = std::numeric_limits<double>::infinity();
+    line.gap = line.upper_bound > 0.0 && std::isfinite(line.upper_bound)
+                   ? std::max(0.0, (line.upper_bound - line.incumbent) / line.upper_bound)
+                   : (line.upper_bound > 0.0 ? 1.0 : 0.0);
+    line.seconds = std::chrono::duration<double>(now - started_).count();
+    line.root_done = root_done_;
+    if (limits_.progress(line)) stop_requested_ = true;
 }
 
 double BranchAndBound::threshold() const {
@@ -226,8 +270,9 @@ bool BranchAndBound::should_stop() {
         status_ = SolveStatus::Interrupted;
         return true;
     }
+    report_progress(false);
     const auto now = Clock::now();
-    if (now >= limits_.deadline) {
+    if (now >= limits_.deadline || stop_requested_) {
         status_ = SolveStatus::TimeLimit;
         return true;
     }
@@ -245,9 +290,15 @@ double BranchAndBound::evaluate_bound(double capacity) {
     double alpha = 0.0;
     for (auto r : touched_) {
         const ResidualUnit& ru = unit_[r];
-        coef_[r] = ru.weight * lambda_[r] * ru.slope;
-        alpha += ru.weight * ru.intercept(lambda_[r]);
+        coef_[r] = ru.weight * lambda_[r] * ru.slope * unit_scale_[r];
+        alpha += ru.weight * ru.intercept(lambda_[r]) * unit_scale_[r];
     }
+    const bool with_cuts = !cuts_.empty();
+    if (with_cuts)
+        for (std::size_t k = 0; k < cuts_.size(); ++k) {
+            const auto r = cuts_[k].unit;
+            if (nu_[k] > 0.0 && cut_active(r)) alpha += unit_[r].weight * nu_[k] * cut_intercept_[k];
+        }
     lp_.clear();
     for (std::size_t i = 0; i < open_groups_.size(); ++i) {
         const auto g = open_groups_.at(i);
@@ -257,8 +308,14 @@ double BranchAndBound::evaluate_bound(double capacity) {
             double profit = 0.0;
             for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k) {
                 const double t = entry_room_[k];
-                if (t > 0.0) profit += std::min(coef_[p_.indices[k]] * t, entry_gain_[k]);
+                const auto r = p_.indices[k];
+                if (t > 0.0) profit += std::min(coef_[r] * t, unit_scale_[r] * entry_gain_[k]);
             }
+            if (with_cuts)
+                for (const auto& [k, pi] : candidate_cuts_[u]) {
+                    const auto r = cuts_[k].unit;
+                    if (nu_[k] > 0.0 && cut_active(r)) profit += unit_[r].weight * nu_[k] * pi;
+                }
             lp_.add(u, p_.cost[u], profit);
         }
         lp_.close_group();
@@ -306,6 +363,7 @@ double BranchAndBound::bound_node(int max_iterations) {
         }
     }
     if (open_groups_.size() == 0) return value_;
+    if (!cuts_.empty()) prepare_cuts();
 
     const bool root = at_root_;
     // Root effort grows with the package: on small ones a few more nodes cost less than
@@ -316,13 +374,15 @@ double BranchAndBound::bound_node(int max_iterations) {
     // At the root, alternate exact coordinate steps and short subgradient runs: each gets
     // the other out of the spots where it stalls.
     // Small packages branch more cheaply than they refine multipliers.
-    const bool refine = root && available_.size() >= kDescentMinCandidates;
+    // (Coordinate descent prices the lambda lines alone: with cuts in play it is left out.)
+    const bool refine = root && available_.size() >= kDescentMinCandidates && cuts_.empty();
     for (int round = 0; refine && round < kDescentRounds && best > threshold(); ++round) {
         const double before = best;
         best = std::min(best, coordinate_descent(capacity, best));
         if (best > threshold()) best = std::min(best, subgradient(capacity, kPolishIterations, kPolishTheta, kRootPatience));
         if (!(best < before - kMinDescentGain * std::max(1.0, std::abs(before)))) break;
     }
+    if (root && cuts_enabled_ && best > threshold()) best = std::min(best, cut_rounds(capacity, best));
     return best;
 }
 
@@ -330,7 +390,15 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
     saved_lambda_.resize(touched_.size());
     for (std::size_t j = 0; j < touched_.size(); ++j) saved_lambda_[j] = lambda_[touched_[j]];
     for (auto r : touched_) direction_[r] = 0.0;
+    const bool with_cuts = !cuts_.empty();
+    if (with_cuts) {
+        saved_nu_ = nu_;
+        std::fill(nu_direction_.begin(), nu_direction_.end(), 0.0);
+    }
     const bool root = at_root_;
+    // The averaged LP solution that cut separation reads (Barahona and Anbil's volume
+    // algorithm averages the same way to recover a primal LP solution).
+    const bool average = root && cuts_enabled_;
     double best = std::numeric_limits<double>::infinity();
     double best_at_check = best;
     const bool small = available_.size() < kDescentMinCandidates;
@@ -338,6 +406,12 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
     for (int it = 0; it < max_iterations; ++it) {
         const double ub = evaluate_bound(capacity);
         last_iteration = it;
+        if (average) {
+            for (std::size_t i = 0; i < available_.size(); ++i) xbar_[available_.at(i)] *= 1.0 - kAverageWeight;
+            for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg)
+                for (std::size_t i = lp_.item_begin(lg); i < lp_.item_end(lg); ++i)
+                    if (lp_.item_x(i) > 0.0) xbar_[lp_.item_candidate(i)] += kAverageWeight * lp_.item_x(i);
+        }
         if (root && polisher_) {
             // Lagrangian heuristic: each multiplier vector rounds to a different store.
             const double rounded = round_lp();
@@ -350,6 +424,7 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
             best = ub;
             best_iteration = it;
             for (std::size_t j = 0; j < touched_.size(); ++j) saved_lambda_[j] = lambda_[touched_[j]];
+            if (with_cuts) saved_nu_ = nu_;
             idle = 0;
         } else if (++idle >= patience) {
             theta *= 0.5;
@@ -368,6 +443,8 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
 
         // Projected subgradient step on lambda: d/dlambda_r = w_r sigma_r (Y_r - y*_r).
         for (auto r : touched_) lp_coverage_[r] = 0.0;
+        if (with_cuts)
+            for (std::size_t k = 0; k < cuts_.size(); ++k) cut_value_[k] = cut_intercept_[k];
         for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg) {
             for (std::size_t i = lp_.item_begin(lg); i < lp_.item_end(lg); ++i) {
                 const double x = lp_.item_x(i);
@@ -378,6 +455,8 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
                     const auto r = p_.indices[k];
                     if (t > 0.0) lp_coverage_[r] += x * t;
                 }
+                if (with_cuts)
+                    for (const auto& [k, pi] : candidate_cuts_[u]) cut_value_[k] += pi * x;
             }
         }
         double norm2 = 0.0;
@@ -385,11 +464,27 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
             const ResidualUnit& ru = unit_[r];
             double d = 0.0;
             if (ru.has_multiplier()) {
-                d = ru.weight * ru.slope * (lp_coverage_[r] - ru.peak(lambda_[r])) + kDeflection * direction_[r];
+                d = unit_scale_[r] * ru.weight * ru.slope * (lp_coverage_[r] - ru.peak(lambda_[r])) +
+                    kDeflection * direction_[r];
                 if ((lambda_[r] >= 1.0 && d < 0.0) || (lambda_[r] <= ru.min_lambda() && d > 0.0)) d = 0.0;
             }
             direction_[r] = d;
             norm2 += d * d;
+        }
+        if (with_cuts) {
+            // d/dnu_k = w_r (cut_k(x) - line_r(x)): weight moves to whichever is lower at x.
+            for (std::size_t k = 0; k < cuts_.size(); ++k) {
+                const auto r = cuts_[k].unit;
+                double d = 0.0;
+                if (cut_active(r)) {
+                    const ResidualUnit& ru = unit_[r];
+                    const double line = ru.intercept(lambda_[r]) + lambda_[r] * ru.slope * lp_coverage_[r];
+                    d = ru.weight * (cut_value_[k] - line) + kDeflection * nu_direction_[k];
+                    if (nu_[k] <= 0.0 && d > 0.0) d = 0.0;
+                }
+                nu_direction_[k] = d;
+                norm2 += d * d;
+            }
         }
         if (!(norm2 > 0.0)) break;
         const double step = theta * (ub - target) / norm2;
@@ -397,11 +492,81 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
             const double d = direction_[r];
             if (d != 0.0) lambda_[r] = std::clamp(lambda_[r] - step * d, unit_[r].min_lambda(), 1.0);
         }
+        if (with_cuts) {
+            for (std::size_t k = 0; k < cuts_.size(); ++k)
+                if (nu_direction_[k] != 0.0) nu_[k] = std::clamp(nu_[k] - step * nu_direction_[k], 0.0, 1.0);
+            for (auto r : touched_)
+                if (!unit_cuts_[r].empty()) refresh_unit_scale(r);
+        }
     }
     if (best_iteration != last_iteration) {
         // Reload the LP of the best multipliers: fixing and branching use its duals.
         for (std::size_t j = 0; j < touched_.size(); ++j) lambda_[touched_[j]] = saved_lambda_[j];
+        if (with_cuts) {
+            nu_ = saved_nu_;
+            for (auto r : touched_)
+                if (!unit_cuts_[r].empty()) refresh_unit_scale(r);
+        }
         best = std::min(best, evaluate_bound(capacity));
+    }
+    return best;
+}
+
+void BranchAndBound::refresh_unit_scale(std::int32_t unit) {
+    // The unit's weights stay on the simplex: the cuts' share is scaled down past 1.
+    double total = 0.0;
+    for (auto k : unit_cuts_[unit]) total += nu_[k];
+    if (total > 1.0) {
+        for (auto k : unit_cuts_[unit]) nu_[k] /= total;
+        total = 1.0;
+    }
+    unit_scale_[unit] = std::max(0.0, 1.0 - total);
+}
+
+void BranchAndBound::prepare_cuts() {
+    // cut k: h_r(z_r(S) + z_r(T)) <= intercept + pi(S) + pi(T), so the residual gain of T is
+    // at most intercept + pi(S) - h_r(z_r(S)) + pi(T).
+    for (std::size_t k = 0; k < cuts_.size(); ++k) {
+        const auto r = cuts_[k].unit;
+        cut_intercept_[k] = cuts_[k].intercept - (*p_.saturation[r])(z_[r]);
+    }
+    for (auto u : store_)
+        for (const auto& [k, pi] : candidate_cuts_[u]) cut_intercept_[k] += pi;
+    for (auto& c : cut_intercept_) c = std::max(c, 0.0);
+}
+
+std::size_t BranchAndBound::add_cuts() {
+    std::size_t added = 0;
+    CoverageCut cut;
+    for (auto r : touched_) {
+        if (!coverage_cut_unit(p_, r) || unit_cuts_[r].size() >= kMaxCutsPerUnit) continue;
+        if (!separate_coverage_cut(p_, r, xbar_, kMinCutViolation, &cut)) continue;
+        bool seen = false;
+        for (auto k : unit_cuts_[r]) seen = seen || (cuts_[k].lambda == cut.lambda && cuts_[k].group == cut.group);
+        if (seen) continue;
+        const auto id = static_cast<std::int32_t>(cuts_.size());
+        for (std::size_t j = 0; j < cut.candidates.size(); ++j)
+            candidate_cuts_[cut.candidates[j]].emplace_back(id, cut.coefficients[j]);
+        unit_cuts_[r].push_back(id);
+        cuts_.push_back(std::move(cut));
+        cut = CoverageCut();
+        ++added;
+    }
+    nu_.resize(cuts_.size(), 0.0);
+    nu_direction_.resize(cuts_.size(), 0.0);
+    cut_intercept_.resize(cuts_.size(), 0.0);
+    cut_value_.resize(cuts_.size(), 0.0);
+    return added;
+}
+
+double BranchAndBound::cut_rounds(double capacity, double best) {
+    for (int round = 0; round < limits_.cut_rounds && best > threshold(); ++round) {
+        if (Clock::now() >= limits_.deadline) break;
+        if (add_cuts() == 0) break;
+        prepare_cuts();
+        const double before = best;
+        best = std::min(best, subgradient(capacity, kCutIterations, kCutTheta, kRootPatience));
+        if (!(best < before - kMinDescentGain * std::max(1.0, std::abs(before))) && round > 0) break;
     }
     return best;
 }
@@ -712,6 +877,13 @@ void BranchAndBound::core_search() {
         SearchLimits sub_limits = limits_;
         sub_limits.node_limit = std::min(limits_.node_limit - nodes_, kCoreNodes);
         sub_limits.core_search = false;
+        // The log stays the parent's: a core search reports through it (its own counts are
+        // partial), at the parent's pace.
+        if (limits_.progress)
+            sub_limits.progress = [this](const SearchProgress&) {
+                report_progress(false);
+                return stop_requested_;
+            };
         std::vector<double> sub_lambda = lambda_;
         BranchAndBound sub(p_, budget_, sub_lambda, sub_limits, &allowed);
         sub.set_polisher(polisher_);
@@ -721,7 +893,7 @@ void BranchAndBound::core_search() {
         if (out.value > incumbent_value_) set_incumbent(out.store, out.value);
         // A core search that completed proved the best store inside its core; a larger
         // core may still hold a better one, so grow it either way.
-        if (out.status == SolveStatus::Interrupted || Clock::now() >= limits_.deadline) break;
+        if (out.status == SolveStatus::Interrupted || stop_requested_ || Clock::now() >= limits_.deadline) break;
         k *= 2;
     }
 }
@@ -786,6 +958,14 @@ SearchOutcome BranchAndBound::run() {
         process(root_bound_, limits_.root_iterations, limits_.root_fixing_rounds);
         at_root_ = false;
     }
+    root_done_ = true;
+    std::vector<std::int32_t> open_at_root;
+    if (!levels_.empty()) {
+        open_at_root.reserve(available_.size());
+        for (std::size_t i = 0; i < available_.size(); ++i) open_at_root.push_back(available_.at(i));
+        std::sort(open_at_root.begin(), open_at_root.end());
+    }
+    report_progress(false);
     while (!levels_.empty()) {
         polish_incumbent();
         restore(levels_.back());
@@ -817,6 +997,7 @@ SearchOutcome BranchAndBound::run() {
 
     lambda_ = root_lambda;
     SearchOutcome out;
+    out.open_candidates = std::move(open_at_root);
     out.nodes = nodes_;
     out.store = incumbent_;
     std::sort(out.store.begin(), out.store.end());

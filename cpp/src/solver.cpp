@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "memaudit/reduction.hpp"
+#include "memaudit/search.hpp"
 #include "memaudit/warm_start.hpp"
 
 namespace memaudit {
@@ -52,6 +53,9 @@ void check_solve_inputs(const std::vector<double>& budgets, const SolveOptions& 
     if (!(options.relative_tolerance >= 0.0) || !std::isfinite(options.relative_tolerance))
         throw std::invalid_argument("relative_tolerance must be finite and >= 0");
     if (!(options.poll_interval > 0.0)) throw std::invalid_argument("poll_interval must be > 0");
+    if (!(options.progress_interval > 0.0)) throw std::invalid_argument("progress_interval must be > 0");
+    for (auto u : options.start)
+        if (u < 0) throw std::invalid_argument("start holds a negative candidate index");
     if (options.root_iterations < 0 || options.node_iterations < 1)
         throw std::invalid_argument("root_iterations must be >= 0 (0: automatic) and node_iterations >= 1");
 }
@@ -69,6 +73,14 @@ std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return budgets[a] < budgets[b]; });
 
+    // The caller's start store in reduced indices (candidates removed by the reductions are
+    // left out: the store stays feasible, and the reductions keep OPT).
+    std::vector<std::int32_t> to_reduced(static_cast<std::size_t>(problem.num_candidates), -1);
+    for (std::int32_t u = 0; u < reduced.num_candidates; ++u) to_reduced[reduced.original[u]] = u;
+    std::vector<std::int32_t> start_store;
+    for (auto u : options.start)
+        if (u >= 0 && u < problem.num_candidates && to_reduced[u] >= 0) start_store.push_back(to_reduced[u]);
+
     std::vector<SolveResult> results(budgets.size());
     Store previous; // optimum (or incumbent) of the previous, smaller budget
     for (auto index : order) {
@@ -83,11 +95,14 @@ std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector
         limits.poll_interval = options.poll_interval;
         limits.root_iterations = options.root_iterations;
         limits.node_iterations = options.node_iterations;
+        limits.progress = options.progress;
+        limits.progress_interval = options.progress_interval;
 
         WarmStart warm(reduced, budget_limit(budget));
         const Store start = warm.best(previous);
         BranchAndBound search(reduced, budget, lambda, limits);
         search.offer(start.candidates);
+        if (!start_store.empty()) search.offer(start_store);
         // Polishing during the search gets a small work cap: it runs on every new incumbent.
         const std::int64_t size = static_cast<std::int64_t>(reduced.indices.size()) + reduced.num_candidates;
         WarmStart polisher(reduced, budget_limit(budget), 20 * size);
@@ -100,6 +115,10 @@ std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector
         res.nodes = outcome.nodes;
         res.reduced_candidates = reduced.num_candidates;
         for (auto u : outcome.store) res.selected.push_back(reduced.original[u]);
+        // A completed search leaves nothing open: no store beats the optimum.
+        if (outcome.status != SolveStatus::Optimal)
+            for (auto u : outcome.open_candidates) res.open_candidates.push_back(reduced.original[u]);
+        std::sort(res.open_candidates.begin(), res.open_candidates.end());
         std::sort(res.selected.begin(), res.selected.end());
         res.value = objective_value(problem, res.selected.data(), res.selected.size());
         for (auto u : res.selected) res.cost += problem.cost[u];

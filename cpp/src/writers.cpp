@@ -48,6 +48,7 @@ void WriterInput::validate() const {
     if (id_rank.size() != static_cast<std::size_t>(p.num_candidates))
         throw std::invalid_argument("id_rank must have one entry per candidate");
     if (std::isnan(budget)) throw std::invalid_argument("budget must be a number");
+    if (group_capacity < 1) throw std::invalid_argument("group_capacity must be >= 1");
     std::vector<char> seen_candidate(static_cast<std::size_t>(p.num_candidates), 0);
     std::vector<char> seen_group(static_cast<std::size_t>(p.num_groups), 0);
     for (std::size_t k = 0; k < order.size(); ++k) {
@@ -68,23 +69,26 @@ std::vector<std::int32_t> write_density_only(const WriterInput& in) {
     CoverageState state(p);
     std::vector<std::int32_t> out;
     double used = 0.0;
+    std::vector<char> stored(static_cast<std::size_t>(p.num_candidates), 0);
     for_each_group(in, [&](std::size_t begin, std::size_t end) {
-        std::int32_t best = -1;
-        Key best_key{};
-        for (std::size_t k = begin; k < end; ++k) {
-            const std::int32_t u = in.order[k];
-            const double cost = p.cost[u];
-            if (used + cost > in.budget) continue;
-            const double gain = state.marginal_gain(u);
-            if (gain <= kWriterEpsilon) continue;
-            const Key key{density(gain, cost), gain, -cost, in.id_rank[u]};
-            if (best < 0 || key > best_key) {
-                best = u;
-                best_key = key;
+        for (std::int32_t taken = 0; taken < in.group_capacity; ++taken) {
+            std::int32_t best = -1;
+            Key best_key{};
+            for (std::size_t k = begin; k < end; ++k) {
+                const std::int32_t u = in.order[k];
+                const double cost = p.cost[u];
+                if (stored[u] || used + cost > in.budget) continue;
+                const double gain = state.marginal_gain(u);
+                if (gain <= kWriterEpsilon) continue;
+                const Key key{density(gain, cost), gain, -cost, in.id_rank[u]};
+                if (best < 0 || key > best_key) {
+                    best = u;
+                    best_key = key;
+                }
             }
-        }
-        if (best >= 0) {
+            if (best < 0) break;
             out.push_back(best);
+            stored[best] = 1;
             used += p.cost[best];
             state.add(best);
         }
@@ -109,7 +113,7 @@ std::vector<std::int32_t> write_greedy(const WriterInput& in) {
     for (std::size_t k = 0; k < n; ++k) gain[k] = state.marginal_gain(in.order[k]);
     std::vector<char> alive(n, 1);
     std::vector<std::size_t> stamp(n, 0);
-    std::vector<char> group_used(static_cast<std::size_t>(p.num_groups), 0);
+    std::vector<std::int32_t> group_count(static_cast<std::size_t>(p.num_groups), 0);
 
     std::vector<std::int32_t> out;
     double used = 0.0;
@@ -120,8 +124,8 @@ std::vector<std::int32_t> write_greedy(const WriterInput& in) {
             if (!alive[k]) continue;
             const std::int32_t u = in.order[k];
             const double cost = p.cost[u];
-            // Both conditions are permanent: groups stay used and the budget only shrinks.
-            if (group_used[p.group_of[u]] || used + cost > in.budget) {
+            // Both conditions are permanent: groups only fill up and the budget only shrinks.
+            if (group_count[p.group_of[u]] >= in.group_capacity || used + cost > in.budget) {
                 alive[k] = 0;
                 continue;
             }
@@ -136,7 +140,7 @@ std::vector<std::int32_t> write_greedy(const WriterInput& in) {
         const std::int32_t chosen = in.order[best];
         out.push_back(chosen);
         used += p.cost[chosen];
-        group_used[p.group_of[chosen]] = 1;
+        ++group_count[p.group_of[chosen]];
         alive[best] = 0;
         state.add(chosen);
         for (std::int64_t e = p.indptr[chosen]; e < p.indptr[chosen + 1]; ++e) {
@@ -170,22 +174,25 @@ std::vector<std::int32_t> write_gvt(const WriterInput& in) {
         store.clear();
         double used = 0.0;
         for_each_group(in, [&](std::size_t begin, std::size_t end) {
-            std::int32_t best = -1;
-            Key best_key{};
-            for (std::size_t k = begin; k < end; ++k) {
-                const std::int32_t u = in.order[k];
-                const double cost = p.cost[u];
-                if (used + cost > in.budget) continue;
-                const double gain = state.marginal_gain(u);
-                if (gain <= kWriterEpsilon) continue;
-                if (density(gain, cost) + kWriterEpsilon < threshold) continue;
-                const Key key{gain, -cost, 0.0, in.id_rank[u]};
-                if (best < 0 || key > best_key) {
-                    best = u;
-                    best_key = key;
+            for (std::int32_t taken = 0; taken < in.group_capacity; ++taken) {
+                std::int32_t best = -1;
+                Key best_key{};
+                for (std::size_t k = begin; k < end; ++k) {
+                    const std::int32_t u = in.order[k];
+                    const double cost = p.cost[u];
+                    // The group's insertions so far are the last `taken` entries of the store.
+                    if (std::find(store.end() - taken, store.end(), u) != store.end()) continue;
+                    if (used + cost > in.budget) continue;
+                    const double gain = state.marginal_gain(u);
+                    if (gain <= kWriterEpsilon) continue;
+                    if (density(gain, cost) + kWriterEpsilon < threshold) continue;
+                    const Key key{gain, -cost, 0.0, in.id_rank[u]};
+                    if (best < 0 || key > best_key) {
+                        best = u;
+                        best_key = key;
+                    }
                 }
-            }
-            if (best >= 0) {
+                if (best < 0) break;
                 store.push_back(best);
                 used += p.cost[best];
                 state.add(best);

@@ -2,7 +2,7 @@
 
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -108,6 +108,29 @@ class SolveResult:
     @property
     def reduced_candidates(self) -> int:
         """Candidates left after the exact reductions (worthless and dominated ones removed)."""
+    @property
+    def open_candidates(self) -> npt.NDArray[np.int32]:
+        """Candidates any store better than ``value`` must be made of (empty when proven)."""
+
+class SolveProgress:
+    """One line of the solver log."""
+
+    @property
+    def budget(self) -> float: ...
+    @property
+    def nodes(self) -> int: ...
+    @property
+    def incumbent(self) -> float: ...
+    @property
+    def upper_bound(self) -> float:
+        """Proven at that moment: OPT(B) <= upper_bound."""
+    @property
+    def gap(self) -> float: ...
+    @property
+    def seconds(self) -> float:
+        """Since the start of this budget's search."""
+    @property
+    def root_done(self) -> bool: ...
 
 def solve(
     problem: Problem,
@@ -118,11 +141,16 @@ def solve(
     relative_tolerance: float = 1e-9,
     root_iterations: int = 0,
     node_iterations: int = 3,
+    start: Sequence[int] = ...,
+    progress: Callable[[SolveProgress], bool | None] | None = None,
+    progress_interval: float = 1.0,
 ) -> list[SolveResult]:
     """Exact OPT(B) for every budget (a sweep sharing preprocessing and warm starts).
 
     ``root_iterations`` caps the subgradient steps at the root (0: automatic, 40 to 300 with
-    the package size); ``node_iterations`` those at every other node.
+    the package size); ``node_iterations`` those at every other node. ``start`` is a
+    feasible store offered as incumbent; ``progress`` is called about every
+    ``progress_interval`` seconds with a :class:`SolveProgress`.
     """
 
 def run_writer(
@@ -131,5 +159,15 @@ def run_writer(
     budget: float,
     order: _IndexArray,
     id_rank: _IndexArray,
+    group_capacity: int = 1,
 ) -> npt.NDArray[np.int32]:
     """Run the core writer ``name`` (density_only, greedy, gvt); indices in insertion order."""
+
+_Cut = tuple[int, float, list[int], list[float]]
+
+def coverage_cut_family(problem: Problem) -> tuple[list[int], list[_Cut]]:
+    """(kept candidates, every coverage cut (unit, intercept, candidates, coefficients) at
+    each cap1 unit's breakpoints); the cuts hold for stores of kept candidates."""
+
+def separate_coverage_cuts(problem: Problem, x: Sequence[float]) -> tuple[list[int], list[_Cut]]:
+    """(kept candidates, the most violated coverage cut of each unit at a fractional x)."""

@@ -59,12 +59,12 @@
 #include <vector>
 
 #include "memaudit/bounds.hpp"
+#include "memaudit/cuts.hpp"
 #include "memaudit/reduction.hpp"
+#include "memaudit/status.hpp"
 #include "memaudit/warm_start.hpp"
 
 namespace memaudit {
-
-enum class SolveStatus : std::int32_t { Optimal = 0, TimeLimit = 1, NodeLimit = 2, Interrupted = 3 };
 
 using Clock = std::chrono::steady_clock;
 
@@ -87,6 +87,12 @@ struct SearchLimits {
     int node_fixing_rounds = 1;
     // Run the core heuristic after the root (off in the core searches themselves).
     bool core_search = true;
+    // Rounds of coverage-cut separation at the root (cuts.hpp); 0 turns relax-and-cut off.
+    int cut_rounds = 8;
+    // Solver log: called about every progress_interval seconds; returning true stops this
+    // budget's search with status TimeLimit (a caller's limit, e.g. a hand-off to another solver).
+    std::function<bool(const SearchProgress&)> progress;
+    double progress_interval = 1.0;
 };
 
 struct SearchOutcome {
@@ -96,12 +102,9 @@ struct SearchOutcome {
     double upper_bound = 0.0;
     double root_bound = 0.0; // bound of the root node (before any branching)
     std::int64_t nodes = 0;
+    // Candidates still available once the root is done (see SolveResult::open_candidates).
+    std::vector<std::int32_t> open_candidates;
 };
-
-// Budget slack absorbing rounding in sums of float costs: a store fits when its total cost
-// is at most B + kBudgetSlack * max(1, B).
-constexpr double kBudgetSlack = 1e-12;
-inline double budget_limit(double budget) { return budget + kBudgetSlack * (budget > 1.0 ? budget : 1.0); }
 
 class BranchAndBound {
   public:
@@ -158,6 +161,9 @@ class BranchAndBound {
     };
 
     bool should_stop();
+    // Largest bound of any part of the tree not yet closed (>= OPT while the search runs).
+    double current_upper_bound() const;
+    void report_progress(bool force);
     double threshold() const;
     void update_incumbent();
     void set_incumbent(const std::vector<std::int32_t>& store, double value);
@@ -173,6 +179,16 @@ class BranchAndBound {
     double bound_node(int max_iterations);
     double evaluate_bound(double capacity);
     double coordinate_descent(double capacity, double best);
+    // Relax-and-cut at the root: separate coverage cuts at the averaged LP solution, add them
+    // as Lagrangian terms and re-optimise the multipliers, for a few rounds.
+    double cut_rounds(double capacity, double best);
+    std::size_t add_cuts();
+    // Intercepts of the cuts at this node: intercept + pi(S) - h(z_r(S)).
+    void prepare_cuts();
+    bool cut_active(std::int32_t unit) const {
+        return unit_stamp_[unit] == stamp_ && unit_[unit].room > 0.0;
+    }
+    void refresh_unit_scale(std::int32_t unit);
     // Projected subgradient steps from the current multipliers; returns the best bound and
     // leaves the multipliers and the loaded LP at it.
     double subgradient(double capacity, int max_iterations, double theta, int patience);
@@ -192,6 +208,10 @@ class BranchAndBound {
     std::vector<double>& lambda_;
     SearchLimits limits_;
     Clock::time_point next_poll_;
+    Clock::time_point started_;
+    Clock::time_point next_progress_;
+    bool root_done_ = false;
+    bool stop_requested_ = false; // by the progress callback
     SolveStatus status_ = SolveStatus::Optimal;
     bool stopped_ = false;
 
@@ -244,6 +264,19 @@ class BranchAndBound {
     std::vector<double> entry_room_;  // t = min(a, rho) per non-zero
     std::vector<double> entry_gain_;  // w g(t) per non-zero
     MultipleChoiceKnapsackLP lp_;
+
+    // Relax-and-cut state. Unit r's overestimator is the convex combination
+    //   (1 - sum_k nu_k) [lambda line of bounds.hpp] + sum_k nu_k [cut k],
+    // over its cuts k; every combination is valid, the multipliers only tighten it.
+    std::vector<CoverageCut> cuts_;
+    std::vector<double> nu_, saved_nu_, nu_direction_;
+    std::vector<std::vector<std::int32_t>> unit_cuts_;
+    std::vector<std::vector<std::pair<std::int32_t, double>>> candidate_cuts_;
+    std::vector<double> unit_scale_;    // 1 - sum of the unit's nu
+    std::vector<double> cut_intercept_; // at the current node
+    std::vector<double> cut_value_;     // at the LP solution of the current multipliers
+    std::vector<double> xbar_;          // exponentially averaged LP solutions (root)
+    bool cuts_enabled_ = false;
     double node_dual_ = 0.0; // F(S) + sum alpha + LP dual value of the loaded LP
 };
 

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "memaudit/objective.hpp"
-#include "memaudit/search.hpp"
+#include "memaudit/status.hpp"
 
 namespace memaudit {
 
@@ -46,6 +46,13 @@ struct SolveOptions {
     double poll_interval = 0.1;
     int root_iterations = 0;   // subgradient steps at the root (0: automatic, 40 to 300 by size)
     int node_iterations = 3;   // and at every other node
+    // A store (candidate indices of the Problem) offered as incumbent to every budget it fits:
+    // a solution found elsewhere (another solver, an earlier run). Infeasible ones are ignored.
+    std::vector<std::int32_t> start;
+    // Called about every progress_interval seconds from the solving thread (a MIP-style log).
+    // Returning true stops this budget (status TimeLimit); the next budget starts as usual.
+    std::function<bool(const SearchProgress&)> progress;
+    double progress_interval = 1.0;
 };
 
 struct SolveResult {
@@ -60,6 +67,10 @@ struct SolveResult {
     double seconds = 0.0;
     double root_bound = 0.0;             // upper bound proven at the root, before branching
     std::int32_t reduced_candidates = 0; // candidates left after the exact reductions
+    // Candidates (of the Problem, increasing) that may still improve on `value`: every store
+    // worth more than value + tol uses only these (exact reductions, root fixing against the
+    // final incumbent). A second solver can finish the proof on them alone.
+    std::vector<std::int32_t> open_candidates;
 
     bool proven_optimal() const { return status == SolveStatus::Optimal; }
 };

@@ -24,6 +24,12 @@
 // are decided by the caller and passed as `order`: the admitted candidates with each group
 // contiguous, groups in arrival order, inside a group by (cost, id). Greedy ignores the
 // order except as the admitted set.
+//
+// Group capacity k >= 1 (the paper's sensitivity check uses k = 2): a group stays open until
+// k of its candidates are stored. Greedy skips candidates of full groups; the one-pass
+// writers (density_only, gvt) repeat their per-group choice, with gains recomputed after
+// each insertion, until k candidates of the group are stored or none qualifies. With k = 1
+// every rule is exactly the one above.
 #pragma once
 
 #include <cstdint>
@@ -43,8 +49,10 @@ struct WriterInput {
     double budget = 0.0;
     std::vector<std::int32_t> order;   // admitted candidates, grouped, in arrival order
     std::vector<std::int32_t> id_rank; // per candidate (all of them): rank of its id
+    std::int32_t group_capacity = 1;   // candidates a group may hold
 
-    // Throws std::invalid_argument on out-of-range indices or a wrong id_rank length.
+    // Throws std::invalid_argument on out-of-range indices, a wrong id_rank length or a
+    // group capacity below 1.
     void validate() const;
 };
 

@@ -42,6 +42,10 @@ def add_parser(subparsers: Any) -> None:
                    help="certify every optimum with a MILP (slow; default none)")
     p.add_argument("--time-limit", type=float, help="seconds per (package, budget) solve")
     p.add_argument("--node-limit", type=int, help="nodes per solve")
+    p.add_argument("--group-capacity", type=int, metavar="K",
+                   help="candidates a group may hold (overrides objective.group_capacity)")
+    p.add_argument("--estimator", metavar="MODEL.json|embed",
+                   help="value estimates for the estimated writers where a package has none")
     p.add_argument("--workers", type=int, help="parallel workers (default: all cores)")
     p.add_argument("--backend", default="local", choices=list(BACKENDS),
                    help="local = worker processes on this machine; ray = Ray tasks "
@@ -69,6 +73,7 @@ def resume_command(args: argparse.Namespace) -> str:
         words += ["--writers", ",".join(args.writers)]
     for flag, value in (("--certify", None if args.certify == "none" else args.certify),
                         ("--time-limit", args.time_limit), ("--node-limit", args.node_limit),
+                        ("--group-capacity", args.group_capacity), ("--estimator", args.estimator),
                         ("--workers", args.workers), ("--backend", None if args.backend == "local" else args.backend),
                         ("--ray-address", args.ray_address), ("--chunk-size", args.chunk_size),
                         ("--parquet", args.parquet)):
@@ -128,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         certify=args.certify,
         time_limit=args.time_limit,
         node_limit=args.node_limit,
+        estimator=args.estimator,
+        group_capacity=args.group_capacity,
     )
     if args.ray_address and args.backend != "ray":
         raise UsageError("--ray-address needs --backend ray")

@@ -37,6 +37,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--solver", default="auto", choices=list(SOLVERS),
                    help="auto = Gurobi when installed and its licence takes the model, else HiGHS")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per MILP (default 60)")
+    p.add_argument("--group-capacity", type=int, metavar="K",
+                   help="group capacity of results that do not state one (a result's own group_capacity wins)")
+    p.add_argument("--write-model", metavar="DIR",
+                   help="also write each MILP as DIR/<package>__B<budget>.mps and .lp (with a .columns.json "
+                        "naming the columns); each certificate names the files and their sha256")
     p.add_argument("--json", action="store_true", help="print each result with its certificate as JSONL")
     p.set_defaults(run=run)
 
@@ -75,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
         for k in wanted.pop(entry.package.package_id):
             record = results[k][1]
             try:
-                cert = certify(compiled, record, args.solver, time_limit=args.time_limit).to_dict()
+                cert = certify(compiled, record, args.solver, time_limit=args.time_limit,
+                               write_model=args.write_model, group_capacity=args.group_capacity).to_dict()
             except CertificationError as exc:
                 # An error record claims nothing, so it cannot disagree; anything else can.
                 cert = _not_certified(str(exc), failed=record.get("status") != "error")

@@ -60,8 +60,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="arbiter cache (SQLite; default: .memaudit-arbiter.sqlite beside --out)")
     p.add_argument("--no-cache", action="store_true", help="judge everything afresh, store nothing")
     p.add_argument("--embedder", default="auto", metavar="NAME",
-                   help="auto (wordllama if installed, else hashing), wordllama, hashing[:DIM] or "
-                   "st:MODEL; embeds memories and units for both judges (default: auto)")
+                   help="auto (wordllama if installed, else hashing), best (embedding judge: calibrate "
+                   "hashing and wordllama, keep the better), wordllama, hashing[:DIM] or st:MODEL; "
+                   "embeds memories and units for both judges (default: auto)")
     p.add_argument("--llm-base-url", metavar="URL",
                    help="--judge llm: endpoint (default: $MEMAUDIT_LLM_BASE_URL or $OPENAI_BASE_URL)")
     p.add_argument("--llm-model", metavar="NAME", help="--judge llm: model (default: $MEMAUDIT_LLM_MODEL)")
@@ -124,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
           f"{info['units_covered']} of {len(union.units)} units covered")
     if arb.get("judge") == "embedding":
         cal = arb["calibration"]
-        print(f"  arbiter: {arb['embedder']} cosine, full >= {cal['full']:.3f}, partial >= "
+        choice = f" ({cal['stats']['embedder_choice']})" if cal["stats"].get("embedder_choice") else ""
+        print(f"  arbiter: {arb['embedder']}{choice} cosine, full >= {cal['full']:.3f}, partial >= "
               f"{cal['partial']:.3f} ({cal['method']}); cache {arb['cache_hits']} hits, "
               f"{arb['cache_misses']} judged", file=sys.stderr)
     else:

@@ -34,6 +34,7 @@ SUBCOMMANDS = [
     "eval_retrieval",
     "import_store",
     "score_store",
+    "train_estimator",
 ]
 
 

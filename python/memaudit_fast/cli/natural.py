@@ -57,6 +57,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     names = ", ".join(f"{k}={v}" for k, v in CATEGORY_NAMES.items())
     lp.add_argument("--categories", type=name_list, metavar="C,...",
                     help=f"keep only these QA categories, by number or name ({names})")
+    lp.add_argument("--per-query", action="store_true",
+                    help="one package per question with evidence, cut from the sessions holding it "
+                         "(the paper's Natural-87 protocol; budgets 30,60,100 words by default; ids "
+                         "locomo-<sample>-q<index>; see memaudit_fast.suites.locomo_queries)")
+    lp.add_argument("--context", type=int, default=0, metavar="K",
+                    help="--per-query: also keep K neighbouring turns each side as distractors")
     lp.add_argument("--force", action="store_true", help="replace existing output files")
     lp.set_defaults(run=run)
     return p
@@ -65,6 +71,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.dataset != "locomo":  # argparse only offers locomo; kept for future datasets
         raise UsageError(f"unknown dataset {args.dataset!r}")
+    if args.per_query:
+        from ..suites.locomo_queries import cli_query_packages
+
+        return cli_query_packages(args)
+    if args.context:
+        raise UsageError("--context needs --per-query")
     records = read_locomo(args.path)
     packages = [
         Package.from_dict(

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..experiments.reproduce.run import (
+from ..experiments.reproduce import (
     DEFAULT_NOISE,
     DEFAULT_SEEDS,
     OUTPUT_NAMES,

@@ -30,6 +30,11 @@ def add_parser(subparsers: Any) -> None:
     source.add_argument("--store", metavar="FILE",
                         help="JSON file: a list of candidate ids, or an object with 'selected'")
     p.add_argument("--opt", type=float, help="OPT(B) if already known (skips the exact solve)")
+    p.add_argument("--group-capacity", type=int, metavar="K",
+                   help="candidates a group may hold (overrides objective.group_capacity)")
+    p.add_argument("--estimator", metavar="MODEL.json|embed",
+                   help="also score the coverage-blind writers estimated_greedy/estimated_gvt at the same "
+                        "budget, with this estimator where the package has no estimates")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 
@@ -52,11 +57,14 @@ def the_budget(package: Package, budget: float | None) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    package = load_package(args.path)
+    from ..model.estimates import with_group_capacity
+
+    package = with_group_capacity(load_package(args.path), args.group_capacity)
     ids = args.ids if args.ids is not None else read_store(args.store)
     result = score(package, ids, the_budget(package, args.budget), opt=args.opt)
+    writers = _estimated_writers(package, result, args.estimator) if args.estimator else {}
     if args.json:
-        print_json_line(result.to_record())
+        print_json_line({**result.to_record(), **({"writers": writers} if writers else {})})
         return 0
     ratio = "-" if result.ratio is None else f"{result.ratio:.4f}"
     lines = {
@@ -69,7 +77,17 @@ def run(args: argparse.Namespace) -> int:
         "ratio": ratio,
         "feasible": "yes" if result.feasible else f"no: {result.reason}",
     }
+    for name, entry in writers.items():
+        lines[name] = "-" if entry["ratio"] is None else f"{entry['ratio']:.4f} (value {entry['value']:.6g})"
     width = max(map(len, lines))
     for key, value in lines.items():
         print(f"{key.ljust(width)}  {value}")
     return 0
+
+
+def _estimated_writers(package: Package, result: Any, estimator: str) -> dict[str, Any]:
+    from ..evaluate.baselines import ESTIMATED_WRITERS, writer_scores
+    from ..evaluate.estimators import load_estimator
+
+    return writer_scores(package, result.budget, ESTIMATED_WRITERS, opt=result.opt,
+                         estimator=load_estimator(estimator))

@@ -3,19 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import MemauditError, UsageError
+from ..model.estimates import with_group_capacity
 from ..model.package import Package
 from ..model.sets import iter_set_entries
 from ..results.records import error_record
 from ..solve.certify import SOLVERS, certify_results
-from ..solve.exact import SolveResult, solve
+from ..solve.exact import FINISHERS, SolveResult, format_progress, solve
 from .common import add_subparser, number_list, print_json_line, print_table
 
 EXIT_SOME_FAILED = 3
 EXIT_INTERRUPTED = 130
+#: After this many seconds without --time-limit, say once how to stop and what is kept.
+LONG_SOLVE_NOTICE = 10.0
+LONG_SOLVE_MESSAGE = (
+    "memaudit solve: still solving after {:.0f} s. Ctrl-C (or SIGTERM) stops the search; the best "
+    "store found and its proven upper bound are kept and printed (status 'interrupted'). "
+    "--time-limit S caps each budget."
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -39,8 +52,52 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--node-limit", type=int, metavar="N", help="search nodes per (package, budget)")
     p.add_argument("--certify", default="none", choices=["none", *SOLVERS],
                    help="check each optimum with a MILP solver (default none)")
+    p.add_argument("--group-capacity", type=int, metavar="K", help="candidates a group may hold (overrides objective.group_capacity; default the package's, else 1)")
+    p.add_argument("--write-model", metavar="DIR", help="with --certify: write each MILP to DIR as .mps and .lp")
+    p.add_argument("--finish", choices=list(FINISHERS),
+                   help="hand a budget the branch-and-bound has not proven after --handoff-after "
+                        "seconds to this MILP solver, on the candidates still open (proved_by says which)")
+    p.add_argument("--handoff-after", type=float, default=1.0, metavar="S",
+                   help="seconds of branch-and-bound per budget before --finish takes over (default 1)")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="solver log on stderr about once a second: nodes, incumbent, bound, gap, elapsed")
     p.add_argument("--json", action="store_true", help="print JSONL records instead of a table")
     p.set_defaults(run=run)
+
+
+class SolveLog:
+    """The progress callback of the CLI: the solver log (--verbose) and a one-time notice of
+    how to stop a long solve (no --time-limit)."""
+
+    def __init__(self, verbose: bool, notice: bool) -> None:
+        self.verbose = verbose
+        self.notice = notice
+        self.started = time.monotonic()
+
+    def __call__(self, line: Any) -> None:
+        if self.verbose:
+            print(format_progress(line), file=sys.stderr, flush=True)
+        if self.notice and time.monotonic() - self.started >= LONG_SOLVE_NOTICE:
+            self.notice = False
+            print(LONG_SOLVE_MESSAGE.format(LONG_SOLVE_NOTICE), file=sys.stderr, flush=True)
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    # SIGTERM behaves like Ctrl-C: the search answers with status "interrupted".
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While solving, SIGTERM raises KeyboardInterrupt exactly where Ctrl-C would."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def budgets_for(package: Package, args: argparse.Namespace) -> list[float] | None:
@@ -56,10 +113,13 @@ def budgets_for(package: Package, args: argparse.Namespace) -> list[float] | Non
 
 
 def solve_package(package: Package, args: argparse.Namespace) -> tuple[list[SolveResult], list[dict[str, Any]]]:
+    log = SolveLog(verbose=args.verbose, notice=args.time_limit is None)
+    package = with_group_capacity(package, args.group_capacity)
     results = solve(package, budgets=budgets_for(package, args), time_limit=args.time_limit,
-                    node_limit=args.node_limit)
+                    node_limit=args.node_limit, log=log, finish=args.finish, handoff_after=args.handoff_after)
     if args.certify != "none":
-        records = certify_results(package, results, args.certify, time_limit=args.time_limit)
+        records = certify_results(package, results, args.certify, time_limit=args.time_limit,
+                                  write_model=args.write_model)
     else:
         records = [r.to_record() for r in results]
     if args.budget_fracs:
@@ -73,6 +133,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--time-limit must be >= 0, got {args.time_limit}")
     if args.node_limit is not None and args.node_limit < 0:
         raise UsageError(f"--node-limit must be >= 0, got {args.node_limit}")
+    if args.write_model is not None and args.certify == "none":
+        raise UsageError("--write-model needs --certify (highs, gurobi or auto)")
+    if not args.handoff_after >= 0:
+        raise UsageError(f"--handoff-after must be >= 0, got {args.handoff_after}")
+    with sigterm_as_interrupt():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     failures = 0
     rows: list[list[Any]] = []
     interrupted = False
@@ -98,13 +167,13 @@ def run(args: argparse.Namespace) -> int:
             else:
                 rows.append([result.package_id, result.budget, result.status, result.value, result.upper_bound,
                              f"{100 * result.gap:.3g}%", len(result.selected), result.cost, result.nodes,
-                             f"{result.seconds:.4g}"])
+                             f"{result.seconds:.4g}", result.proved_by or "-"])
         if any(r.status == "interrupted" for r in results):
             interrupted = True
             break
     if not args.json and rows:
-        print_table(["package", "budget", "status", "opt", "upper_bound", "gap", "stored", "cost", "nodes", "seconds"],
-                    rows)
+        print_table(["package", "budget", "status", "opt", "upper_bound", "gap", "stored", "cost", "nodes", "seconds",
+                     "proved_by"], rows)
     if interrupted:
         print("memaudit solve: interrupted; the results above are anytime bounds", file=sys.stderr)
         return EXIT_INTERRUPTED

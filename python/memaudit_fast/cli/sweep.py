@@ -44,6 +44,10 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--time-limit", type=float, help="seconds per exact solve")
     p.add_argument("--node-limit", type=int, help="nodes per exact solve")
     p.add_argument("--seed", type=int, default=0, help="seed of the random writer")
+    p.add_argument("--group-capacity", type=int, metavar="K", help="candidates a group may hold (overrides objective.group_capacity; default the package's, else 1)")
+    p.add_argument("--estimator", metavar="MODEL.json|embed",
+                   help="value estimates for estimated_greedy/estimated_gvt where a package has none "
+                        "(a memaudit train-estimator model, or embed); adds them to the default writers")
     p.add_argument("--json", action="store_true", help="print JSONL records instead of a table")
     p.set_defaults(run=run)
 
@@ -64,10 +68,12 @@ def budgets_for(package: Package, args: argparse.Namespace) -> list[float]:
 
 def sweep_package(package: Package, args: argparse.Namespace) -> list[dict[str, Any]]:
     """One memaudit.result/1 record per budget, with writers, ablation and certificate."""
+    from ..model.estimates import with_group_capacity
     from ..solve.exact import solve
 
+    package = with_group_capacity(package, args.group_capacity)
     budgets = budgets_for(package, args)
-    ctx = writer_context(package)
+    ctx = writer_context(package, getattr(args, "estimator_obj", None))
     results = solve(ctx.compiled, budgets=budgets, time_limit=args.time_limit, node_limit=args.node_limit)
     ablations = None
     if args.drop:
@@ -87,6 +93,13 @@ def sweep_package(package: Package, args: argparse.Namespace) -> list[dict[str, 
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.estimator is not None:
+        from ..evaluate.baselines import ESTIMATED_WRITERS
+        from ..evaluate.estimators import load_estimator
+
+        args.estimator_obj = load_estimator(args.estimator)
+        if args.writers == list(BASELINE_WRITERS):
+            args.writers = [*BASELINE_WRITERS, *ESTIMATED_WRITERS]
     check_writers(args.writers)
     args.drop = parse_drop(args.drop) if args.drop is not None else None
     failures = 0

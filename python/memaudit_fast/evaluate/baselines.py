@@ -25,17 +25,26 @@ Writers (``BASELINE_WRITERS``):
   candidate with ``dens + 1e-12 >= t`` and the largest (gain, -cost, id); the best store
   wins (higher value by more than 1e-12, then lower cost, then the earlier threshold).
 - ``recency_raw``: raw candidates (``raw``, ``raw_span``) by (-timestamp, cost, id), first
-  fit, one per group. It does not look at gains.
+  fit, one per group (up to the group capacity). It does not look at gains.
 - ``fact_only``, ``summary_only``, ``raw_only``: ``greedy`` restricted to the
   representations ``fact``/``atomic_fact`` (the artifact's name), ``summary``, and
   ``raw``/``raw_span``.
-- ``random``: candidates in a seeded random order, first fit, one per group, blind to gains.
+- ``random``: candidates in a seeded random order, first fit, one per group (up to the group
+  capacity), blind to gains.
 - ``no_tombstone_greedy``, ``no_tombstone_gvt``: ``greedy``/``gvt`` after dropping the
   representations ``tombstone``, ``update`` and ``compound_update`` (the artifact's name).
   Arrival order and GVT thresholds are then computed over the remaining candidates only.
+- ``estimated_greedy``, ``estimated_gvt`` (``ESTIMATED_WRITERS``, coverage-blind): the
+  ``greedy`` and ``gvt`` rules with every gain taken from a write-time estimate ``F~``
+  (:mod:`memaudit_fast.evaluate.estimators`: the candidates' ``estimated_coverage`` through
+  the package's saturation, else ``estimated_value``, else an estimator), scored with the
+  true ``F``. Their record names where each estimate came from.
 
 ``density_only``, ``greedy`` and ``gvt`` run in the C++ core (``_core.run_writer``); the
 rest are cheap in Python. Every writer returns a feasible store.
+
+With a group capacity k > 1 (``objective.group_capacity``) a group stays open until k of
+its candidates are stored (see ``writers.hpp``).
 
 The score is ``F(X) / OPT``; when ``OPT`` is 0 every feasible store scores 1 (the
 artifact's convention, which its tables rely on).
@@ -71,6 +80,7 @@ class _Spec:
     keep: frozenset[str] | None = None  # admit only these representations
     drop: frozenset[str] = frozenset()  # then drop these
     description: str = ""
+    estimated: bool = False  # gains from the write-time estimate F~, not from F
 
 
 _SPECS: dict[str, _Spec] = {
@@ -84,10 +94,16 @@ _SPECS: dict[str, _Spec] = {
     "random": _Spec("random", description="seeded random order, first fit"),
     "no_tombstone_greedy": _Spec("greedy", drop=TOMBSTONE_REPRESENTATIONS, description="greedy without tombstones/updates"),
     "no_tombstone_gvt": _Spec("gvt", drop=TOMBSTONE_REPRESENTATIONS, description="gvt without tombstones/updates"),
+    "estimated_greedy": _Spec("greedy", estimated=True, description="greedy on estimated gains (coverage-blind)"),
+    "estimated_gvt": _Spec("gvt", estimated=True, description="gvt on estimated gains (coverage-blind)"),
 }
 
-#: Every writer name, in report order.
-BASELINE_WRITERS: tuple[str, ...] = tuple(_SPECS)
+#: The writers that plan with the true coverage, in report order (the default set).
+BASELINE_WRITERS: tuple[str, ...] = tuple(n for n, s in _SPECS.items() if not s.estimated)
+#: The coverage-blind writers: they need estimates in the package or an estimator.
+ESTIMATED_WRITERS: tuple[str, ...] = tuple(n for n, s in _SPECS.items() if s.estimated)
+#: Every writer name.
+ALL_WRITERS: tuple[str, ...] = tuple(_SPECS)
 
 
 def describe_writers() -> dict[str, str]:
@@ -109,15 +125,19 @@ class WriterResult:
     opt: float | None
     ratio: float | None
     seconds: float
+    estimate: dict[str, Any] | None = None  # estimated writers: where F~ came from
 
     def to_record(self) -> dict[str, Any]:
         """The entry of the ``writers`` block of a ``memaudit.result/1`` record."""
-        return {
+        out: dict[str, Any] = {
             "value": self.value,
             "ratio": self.ratio,
             "selected": list(self.selected),
             "cost": self.cost,
         }
+        if self.estimate is not None:
+            out["estimate"] = self.estimate
+        return out
 
 
 @dataclass
@@ -129,6 +149,7 @@ class WriterContext:
     """
 
     compiled: CompiledPackage
+    estimator: Any = None  # for the estimated writers (see evaluate.estimators)
     id_rank: np.ndarray = field(init=False)
     _orders: dict[tuple[frozenset[str] | None, frozenset[str]], np.ndarray] = field(
         init=False, default_factory=dict
@@ -140,6 +161,15 @@ class WriterContext:
         for position, index in enumerate(sorted(range(len(ids)), key=ids.__getitem__)):
             rank[index] = position
         self.id_rank = rank
+        self._estimate: Any = None
+
+    def estimate(self) -> Any:
+        """The estimate problem F~ of the estimated writers, built once."""
+        if self._estimate is None:
+            from .estimators import estimate_problem, load_estimator
+
+            self._estimate = estimate_problem(self.compiled, load_estimator(self.estimator))
+        return self._estimate
 
     def admitted(self, keep: frozenset[str] | None, drop: frozenset[str]) -> list[int]:
         reps = self.compiled.representations
@@ -174,16 +204,24 @@ class WriterContext:
         return self._orders[key]
 
 
-def writer_context(package: Package | CompiledPackage | WriterContext | dict[str, Any] | str | Path) -> WriterContext:
-    """A reusable :class:`WriterContext` for a package (or the context itself)."""
+def writer_context(
+    package: Package | CompiledPackage | WriterContext | dict[str, Any] | str | Path, estimator: Any = None
+) -> WriterContext:
+    """A reusable :class:`WriterContext` for a package (or the context itself).
+
+    ``estimator`` (a model path, ``embed``, or an estimator object) supplies the estimated
+    writers' values where the package carries no estimate.
+    """
     if isinstance(package, WriterContext):
+        if estimator is not None and package.estimator is None:
+            package.estimator = estimator
         return package
-    return WriterContext(compile_package(package))
+    return WriterContext(compile_package(package), estimator)
 
 
 def _check_writer(name: str) -> _Spec:
     if name not in _SPECS:
-        raise UsageError(f"unknown writer {name!r}; expected one of {', '.join(BASELINE_WRITERS)}")
+        raise UsageError(f"unknown writer {name!r}; expected one of {', '.join(ALL_WRITERS)}")
     return _SPECS[name]
 
 
@@ -199,7 +237,9 @@ def _select(ctx: WriterContext, spec: _Spec, budget: float, seed: int) -> list[i
     c = ctx.compiled
     if spec.algorithm in ("density_only", "greedy", "gvt"):
         order = ctx.arrival_order(spec.keep, spec.drop)
-        return [int(u) for u in core_writer(c.problem, spec.algorithm, float(budget), order, ctx.id_rank)]
+        problem = ctx.estimate().problem if spec.estimated else c.problem
+        return [int(u) for u in core_writer(problem, spec.algorithm, float(budget), order, ctx.id_rank,
+                                            c.group_capacity)]
     if spec.algorithm == "recency":
         pool = sorted(
             ctx.admitted(spec.keep, spec.drop),
@@ -211,17 +251,17 @@ def _select(ctx: WriterContext, spec: _Spec, budget: float, seed: int) -> list[i
 
 
 def _first_fit(c: CompiledPackage, pool: Sequence[int], budget: float) -> list[int]:
-    """Insert in the given order whatever fits, one candidate per group."""
-    used_groups: set[int] = set()
+    """Insert in the given order whatever fits, up to the group capacity per group."""
+    held: dict[int, int] = {}
     used = 0.0
     out: list[int] = []
     for i in pool:
         g = int(c.group_of[i])
         cost = float(c.cost[i])
-        if g in used_groups or used + cost > budget:
+        if held.get(g, 0) >= c.group_capacity or used + cost > budget:
             continue
         out.append(i)
-        used_groups.add(g)
+        held[g] = held.get(g, 0) + 1
         used += cost
     return out
 
@@ -235,6 +275,7 @@ def run_writer(
     *,
     opt: float | None = None,
     seed: int = 0,
+    estimator: Any = None,
 ) -> WriterResult:
     """Run one baseline writer on a package at budget ``B`` and score its store.
 
@@ -251,6 +292,9 @@ def run_writer(
         ``OPT(B)``; solved exactly when not given.
     seed
         Seed of the ``random`` writer.
+    estimator
+        For the estimated writers: a ridge model path, ``embed``, or an estimator object
+        (used for candidates without an estimate of their own).
 
     Returns
     -------
@@ -260,7 +304,7 @@ def run_writer(
     """
     spec = _check_writer(writer)
     budget = check_budget(budget)
-    ctx = writer_context(package)
+    ctx = writer_context(package, estimator)
     c = ctx.compiled
     start = time.perf_counter()
     chosen = _select(ctx, spec, float(budget), seed)
@@ -277,6 +321,7 @@ def run_writer(
         opt=float(opt),
         ratio=ratio_of(value, float(opt)),
         seconds=seconds,
+        estimate=ctx.estimate().info if spec.estimated else None,
     )
 
 
@@ -287,10 +332,11 @@ def run_writers(
     *,
     opt: float | None = None,
     seed: int = 0,
+    estimator: Any = None,
 ) -> dict[str, WriterResult]:
     """Run several writers on one package and budget (OPT solved once when not given)."""
     names = check_writers(writers)
-    ctx = writer_context(package)
+    ctx = writer_context(package, estimator)
     if opt is None:
         opt = exact_opt(ctx.compiled, budget)
     return {name: run_writer(ctx, budget, name, opt=opt, seed=seed) for name in names}
@@ -308,6 +354,7 @@ def writer_scores(
     *,
     opt: float | None = None,
     seed: int = 0,
+    estimator: Any = None,
 ) -> dict[str, dict[str, Any]]:
     """The ``writers`` block (value, ratio, selected, cost per writer) for one budget."""
-    return writers_block(run_writers(package, budget, writers, opt=opt, seed=seed))
+    return writers_block(run_writers(package, budget, writers, opt=opt, seed=seed, estimator=estimator))

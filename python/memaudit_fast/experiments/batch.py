@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MemauditError, UsageError
+from ..model.estimates import with_group_capacity
 from ..model.sets import RawMember, iter_raw_members, parse_member
 from ..progress import Progress
 from ..results.records import RESULT_FORMAT, encode_records, error_record
@@ -179,13 +180,28 @@ def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions, c
         if options.writers:
             from ..evaluate.baselines import writer_scores
 
-            record["writers"] = writer_scores(compiled, result.budget, options.writers, opt=result.value)
+            record["writers"] = writer_scores(compiled, result.budget, options.writers, opt=result.value,
+                                              estimator=_estimator(options.estimator))
         if options.certify != "none":
             from ..solve.certify import certify
 
             record["certificate"] = certify(compiled, result, solver=options.certify).to_dict()
         records.append(record)
     return records
+
+
+def _estimator(spec: str | None) -> Any:
+    """The estimator of a batch, loaded once per process."""
+    if spec is None:
+        return None
+    from ..evaluate.estimators import load_estimator
+
+    if spec not in _ESTIMATORS:
+        _ESTIMATORS[spec] = load_estimator(spec)
+    return _ESTIMATORS[spec]
+
+
+_ESTIMATORS: dict[str, Any] = {}
 
 
 def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outcome:
@@ -199,7 +215,7 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
     try:
         if cancel is not None and cancel.cancelled:
             return b"", 0, [], True
-        package = parse_member(member)
+        package = with_group_capacity(parse_member(member), options.group_capacity)
         package_id = package.package_id
         todo = [step for step in budget_plan(package, options) if step[0] not in skip]
         if not todo:

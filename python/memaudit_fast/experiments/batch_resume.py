@@ -48,6 +48,8 @@ class BatchOptions:
     certify: str = "none"
     time_limit: float | None = None
     node_limit: int | None = None
+    estimator: str | None = None  # model path or "embed", for the estimated writers
+    group_capacity: int | None = None  # overrides objective.group_capacity
 
     def __post_init__(self) -> None:
         if self.budgets is not None and self.budget_fracs is not None:
@@ -74,6 +76,8 @@ class BatchOptions:
         if self.node_limit is not None and (isinstance(self.node_limit, bool) or int(self.node_limit) != self.node_limit
                                             or self.node_limit < 0):
             raise UsageError(f"node limit must be an integer >= 0, got {self.node_limit!r}")
+        if self.group_capacity is not None and (type(self.group_capacity) is not int or self.group_capacity < 1):
+            raise UsageError(f"--group-capacity must be an integer >= 1, got {self.group_capacity!r}")
 
     def identity(self) -> dict[str, Any]:
         """The options that shape records, in a form that does not depend on their order."""
@@ -84,6 +88,8 @@ class BatchOptions:
             "certify": self.certify,
             "time_limit": self.time_limit,
             "node_limit": self.node_limit,
+            "estimator": self.estimator,
+            "group_capacity": self.group_capacity,
         }
 
     @cached_property
@@ -209,6 +215,7 @@ def _options_of_first_record(parsed: ResultsFile) -> BatchOptions:
                     budget_fracs=None if found.get("budget_fracs") is None else tuple(found["budget_fracs"]),
                     writers=tuple(found.get("writers") or ()), certify=found.get("certify", "none"),
                     time_limit=found.get("time_limit"), node_limit=found.get("node_limit"),
+                    estimator=found.get("estimator"), group_capacity=found.get("group_capacity"),
                 )
             except (MemauditError, TypeError, ValueError):
                 raise PackageError("the recorded options are malformed", source=source, record=f"line {number}",

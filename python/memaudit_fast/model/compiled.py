@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _core
 from ..errors import UsageError
+from .estimates import group_capacity_of
 from .io import load_package
 from .package import Package, SaturationSpec
 
@@ -46,6 +47,7 @@ class CompiledPackage:
     budgets: list[float]
     weights_rule: str
     saturation_name: str
+    group_capacity: int = 1  # candidates a group may hold (objective.group_capacity)
 
     @property
     def num_candidates(self) -> int:
@@ -141,6 +143,7 @@ def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | 
         budgets=pkg.budgets,
         weights_rule=pkg.weights_rule,
         saturation_name=pkg.saturation_name,
+        group_capacity=group_capacity_of(pkg.data),
     )
 
 
@@ -207,9 +210,10 @@ def store_problems(c: CompiledPackage, ids: Sequence[str], budget: float) -> lis
     for i in dict.fromkeys(chosen):
         by_group.setdefault(int(c.group_of[i]), []).append(c.candidate_ids[i])
     for g, members in by_group.items():
-        if len(members) > 1:
+        if len(members) > c.group_capacity:
+            allowed = "one is" if c.group_capacity == 1 else f"{c.group_capacity} are"
             problems.append(
-                f"group {c.group_ids[g]!r} holds {len(members)} candidates ({', '.join(members)}); at most one is allowed"
+                f"group {c.group_ids[g]!r} holds {len(members)} candidates ({', '.join(members)}); at most {allowed} allowed"
             )
     cost = math.fsum(float(c.cost[i]) for i in chosen)
     if cost > budget_limit(budget):

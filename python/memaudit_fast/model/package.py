@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import PackageError
+from .estimates import check_candidate_estimates, check_group_capacity
 from .jsonio import describe, is_number
 from .limits import Limits, current_limits
 
@@ -225,6 +226,7 @@ class _Validator:
         objective = data.get("objective", {})
         self.expect(isinstance(objective, dict), objective, "an object", None, "objective")
         default_sat = self.saturation(objective.get("saturation", "cap1"), None, "objective.saturation")
+        check_group_capacity(self, objective)
         self.budgets()
         if "cost_model" in data:
             self.expect(isinstance(data["cost_model"], str), data["cost_model"], "a string", None, "cost_model")
@@ -296,6 +298,7 @@ class _Validator:
                 if unit_id not in unit_index:
                     self.fail(f"refers to unit {unit_id!r}, which is not in units", record=where, fld="coverage")
                 self.number(value, where, f"coverage.{unit_id}")
+            check_candidate_estimates(self, cand, where, unit_index)
             exp_id = cand.get("experience_id")
             if exp_id is not None:
                 self.identifier(exp_id, where, "experience_id")

@@ -54,9 +54,15 @@ def result_record(
     cost: float,
     nodes: int,
     seconds: float,
+    proved_by: str | None = None,
+    group_capacity: int = 1,
 ) -> dict[str, Any]:
-    """The record of one solved (package, budget); callers append their own blocks."""
-    return {
+    """The record of one solved (package, budget); callers append their own blocks.
+
+    ``proved_by`` names the engine that proved optimality when it was not the
+    branch-and-bound alone; ``group_capacity`` appears only when it is not 1.
+    """
+    record = {
         "format": RESULT_FORMAT,
         "package_id": package_id,
         "budget": plain_number(budget),
@@ -71,7 +77,11 @@ def result_record(
         "cost": plain_number(cost),
         "nodes": nodes,
         "seconds": seconds,
+        "proved_by": proved_by,
     }
+    if group_capacity != 1:
+        record["group_capacity"] = group_capacity
+    return record
 
 
 def error_record(

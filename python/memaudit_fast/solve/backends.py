@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,8 +62,17 @@ def highs_version() -> str:
     return ".".join(str(v) for v in (highspy.HIGHS_VERSION_MAJOR, highspy.HIGHS_VERSION_MINOR, highspy.HIGHS_VERSION_PATCH))
 
 
-def solve_highs(model: MilpModel, *, time_limit: float | None = None) -> MilpOutcome:
-    """Solve with HiGHS (``highspy``), to ``mip_rel_gap = 0`` and a tiny absolute gap."""
+def solve_highs(
+    model: MilpModel, *, time_limit: float | None = None, start_store: Sequence[int] | None = None,
+    feasibility_tolerance: float = FEASIBILITY_TOLERANCE, threads: int | None = None,
+) -> MilpOutcome:
+    """Solve with HiGHS (``highspy``), to ``mip_rel_gap = 0`` and a tiny absolute gap.
+
+    ``start_store`` (package candidate indices of a feasible store) is handed to HiGHS as its first
+    incumbent; candidates without a column are left out of it. ``feasibility_tolerance``
+    below HiGHS's default 1e-6 slows it down (about 3x on 2,000 candidates) for a certificate
+    that rounds x anyway; ``threads`` caps its worker threads.
+    """
 
     import highspy
 
@@ -81,8 +91,10 @@ def solve_highs(model: MilpModel, *, time_limit: float | None = None) -> MilpOut
     h = QuietHighs()
     h.setOptionValue("mip_rel_gap", 0.0)
     h.setOptionValue("mip_abs_gap", _abs_gap(model))
-    h.setOptionValue("mip_feasibility_tolerance", FEASIBILITY_TOLERANCE)
-    h.setOptionValue("primal_feasibility_tolerance", FEASIBILITY_TOLERANCE)
+    h.setOptionValue("mip_feasibility_tolerance", float(feasibility_tolerance))
+    h.setOptionValue("primal_feasibility_tolerance", float(feasibility_tolerance))
+    if threads is not None:
+        h.setOptionValue("threads", int(threads))
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     inf = highspy.kHighsInf
@@ -102,6 +114,11 @@ def solve_highs(model: MilpModel, *, time_limit: float | None = None) -> MilpOut
             int(model.row_index.size), model.row_starts[:-1], model.row_index, model.row_value,
         )
     h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    if start_store is not None and model.num_x:
+        # Every x column set: x = 1 on the store, 0 elsewhere; HiGHS completes the y columns.
+        chosen = {int(u) for u in start_store}
+        x = np.array([1.0 if int(u) in chosen else 0.0 for u in model.candidates])
+        h.setSolution(model.num_x, np.arange(model.num_x, dtype=np.int32), x)
     h.HandleKeyboardInterrupt = True  # Ctrl-C cancels the solve; the status says so
     h.solve()
     seconds = time.perf_counter() - start

@@ -34,6 +34,7 @@ from typing import Any
 
 from ..errors import CertificationError, UsageError
 from ..model.compiled import CompiledPackage, _indices, compile_package, store_problems
+from ..model.estimates import with_group_capacity
 from ..model.package import Package
 from .backends import (
     GurobiSession,
@@ -43,7 +44,7 @@ from .backends import (
     solve_gurobi,
     solve_highs,
 )
-from .milp import MilpModel, build_milp
+from .milp import MilpModel, build_milp, model_stem, write_milp
 
 SOLVERS = ("auto", "highs", "gurobi")
 DEFAULT_REL_TOL = 1e-6
@@ -62,6 +63,7 @@ class Claim:
     upper_bound: float
     status: str
     selected: tuple[str, ...]
+    group_capacity: int | None = None  # as the result states it (None: not stated)
 
 
 def claim_of(result: Any) -> Claim:
@@ -83,6 +85,9 @@ def claim_of(result: Any) -> Claim:
         if item is None:
             raise CertificationError(f"the result has no {name!r}; expected a memaudit.result/1 record")
     upper = get("upper_bound")
+    stated_k = get("group_capacity")
+    if stated_k is not None and (type(stated_k) is not int or stated_k < 1):
+        raise CertificationError(f"the result's group_capacity is {stated_k!r}; expected an integer >= 1")
     try:
         return Claim(
             package_id=get("package_id"),
@@ -91,6 +96,7 @@ def claim_of(result: Any) -> Claim:
             upper_bound=float(value if upper is None else upper),
             status=status,
             selected=tuple(str(s) for s in selected),
+            group_capacity=stated_k,
         )
     except (TypeError, ValueError) as exc:
         raise CertificationError(f"the result is malformed ({exc}); expected a memaudit.result/1 record") from None
@@ -116,6 +122,7 @@ class Certificate:
     fallback: str | None = None
     bracket: dict[str, Any] | None = None
     model: dict[str, int] = field(default_factory=dict)
+    model_files: list[dict[str, Any]] | None = None  # --write-model: each MILP as .mps / .lp
 
     @property
     def ok(self) -> bool:
@@ -143,6 +150,8 @@ class Certificate:
             out["fallback"] = self.fallback
         if self.bracket is not None:
             out["bracket"] = dict(self.bracket)
+        if self.model_files is not None:
+            out["model_files"] = list(self.model_files)
         return out
 
 
@@ -191,6 +200,8 @@ def certify(
     time_limit: float | None = None,
     rel_tol: float = DEFAULT_REL_TOL,
     breakpoints: int = DEFAULT_BREAKPOINTS,
+    write_model: str | Path | None = None,
+    group_capacity: int | None = None,
 ) -> Certificate:
     """Certify one branch-and-bound result with an independent MILP.
 
@@ -210,6 +221,13 @@ def certify(
         Relative tolerance of every comparison: ``tol = rel_tol * max(1, |V|)``.
     breakpoints
         Pieces per unit of the log1p approximations.
+    write_model
+        A directory: every MILP solved is also written there as ``.mps`` and ``.lp`` (see
+        :func:`memaudit_fast.solve.milp.write_milp`), and the certificate's ``model_files``
+        names each file with its sha256, so any MILP solver can re-check the optimum.
+    group_capacity
+        Candidates a group may hold when the result does not state its own
+        ``group_capacity`` (default: the package's ``objective.group_capacity``).
 
     Returns
     -------
@@ -220,6 +238,9 @@ def certify(
     claim = claim_of(result)
     if claim.package_id is not None and claim.package_id != c.package_id:
         raise CertificationError(f"the result is for package {claim.package_id!r}, not {c.package_id!r}")
+    k = claim.group_capacity if claim.group_capacity is not None else group_capacity
+    if k is not None and k != c.group_capacity:
+        c = compile_package(with_group_capacity(c.package, k))
     budget = claim.budget
     tol = rel_tol * max(1.0, abs(claim.value))
 
@@ -237,6 +258,14 @@ def certify(
         models = [build_milp(c, budget)]
     else:
         models = [build_milp(c, budget, log1p_mode=m, breakpoints=breakpoints) for m in ("inner", "outer")]
+    model_files = None
+    if write_model is not None:
+        suffixes = [""] if exact else ["__inner", "__outer"]
+        model_files = [
+            {"role": suffix.strip("_") or "exact",
+             **write_milp(m, c, write_model, model_stem(c.package_id, budget, suffix))}
+            for m, suffix in zip(models, suffixes)
+        ]
     outcomes, fallback = _run(models, solver, time_limit)
     status = _worst_status(outcomes)
     store_values = [_exact_store_value(c, o.store, budget) for o in outcomes]
@@ -293,6 +322,7 @@ def certify(
         fallback=fallback,
         bracket=bracket,
         model={"columns": models[0].num_cols, "rows": models[0].num_rows},
+        model_files=model_files,
     )
 
 
@@ -302,6 +332,7 @@ def certify_results(
     solver: str = "auto",
     *,
     time_limit: float | None = None,
+    write_model: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     """``memaudit.result/1`` records of ``results`` with a ``certificate`` attached.
 
@@ -315,7 +346,8 @@ def certify_results(
         record = dict(result) if isinstance(result, dict) else result.to_record()
         if compiled is not None:
             try:
-                record["certificate"] = certify(compiled, result, solver, time_limit=time_limit).to_dict()
+                record["certificate"] = certify(compiled, result, solver, time_limit=time_limit,
+                                                write_model=write_model).to_dict()
             except CertificationError as exc:
                 record["certificate"] = {"solver": solver, "status": "not_certified", "agrees": None, "issues": [str(exc)]}
         records.append(record)

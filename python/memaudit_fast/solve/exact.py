@@ -29,8 +29,9 @@ search runs, so several packages may be solved from several threads at once.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, overload
 
 import numpy as np
@@ -40,13 +41,31 @@ from ..errors import UsageError
 from ..model.compiled import check_budget, check_budgets
 from ..results.records import result_record
 
-__all__ = ["STATUSES", "CancelToken", "SolveResult", "solve"]
+__all__ = ["FINISHERS", "STATUSES", "CancelToken", "SolveProgress", "SolveResult", "format_progress", "solve"]
 
 #: Every status a result can carry (``error`` is used only by batch records).
 STATUSES = ("optimal", "time_limit", "node_limit", "interrupted")
 
 #: A flag another thread may set to stop every solve that watches it.
 CancelToken = _core.CancelToken
+
+#: One line of the solver log: ``budget, nodes, incumbent, upper_bound, gap, seconds,
+#: root_done`` (``upper_bound`` is proven at that moment).
+SolveProgress = _core.SolveProgress
+
+#: Engines that may finish a proof the branch-and-bound leaves open (see ``solve(finish=)``).
+FINISHERS = ("highs",)
+
+#: Seconds of branch-and-bound per budget before an open proof is handed to ``finish``.
+DEFAULT_HANDOFF_AFTER = 1.0
+
+
+def format_progress(line: Any) -> str:
+    """A solver-log line, MIP style: budget, nodes, incumbent, bound, gap, elapsed."""
+    bound = f"{line.upper_bound:.10g}" if math.isfinite(line.upper_bound) else "inf"
+    phase = "" if line.root_done else "  (root)"
+    return (f"B={line.budget:<10.6g} nodes {line.nodes:>10}  incumbent {line.incumbent:<14.10g} "
+            f"bound {bound:<14} gap {100 * line.gap:7.4f}%  {line.seconds:7.1f}s{phase}")
 
 
 @dataclass(frozen=True)
@@ -74,6 +93,10 @@ class SolveResult:
     nodes, seconds
         Search nodes and wall time of this budget (the first budget of a sweep also carries
         the shared preprocessing).
+    proved_by
+        The engine that completed the proof: ``"branch_and_bound"``, or ``"highs"`` when the
+        branch-and-bound handed the open part of the problem to HiGHS (``solve(finish=)``);
+        None when the result is not proven.
     """
 
     package_id: str
@@ -89,6 +112,8 @@ class SolveResult:
     cost: float
     nodes: int
     seconds: float
+    proved_by: str | None = None
+    group_capacity: int = 1  # candidates a group could hold (objective.group_capacity)
 
     def to_record(self) -> dict[str, Any]:
         """The ``memaudit.result/1`` record (``opt`` is ``value``)."""
@@ -97,6 +122,7 @@ class SolveResult:
             weights_rule=self.weights_rule, opt=self.value, upper_bound=self.upper_bound,
             gap=self.gap, status=self.status, proven_optimal=self.proven_optimal,
             selected=self.selected, cost=self.cost, nodes=self.nodes, seconds=self.seconds,
+            proved_by=self.proved_by, group_capacity=self.group_capacity,
         )
 
 
@@ -126,6 +152,10 @@ def solve(
     time_limit: float | None = None,
     node_limit: int | None = None,
     cancel: Any = None,
+    log: Callable[[Any], None] | None = None,
+    log_interval: float = 1.0,
+    finish: str | None = None,
+    handoff_after: float = DEFAULT_HANDOFF_AFTER,
 ) -> SolveResult: ...
 
 
@@ -138,6 +168,10 @@ def solve(
     time_limit: float | None = None,
     node_limit: int | None = None,
     cancel: Any = None,
+    log: Callable[[Any], None] | None = None,
+    log_interval: float = 1.0,
+    finish: str | None = None,
+    handoff_after: float = DEFAULT_HANDOFF_AFTER,
 ) -> list[SolveResult]: ...
 
 
@@ -149,6 +183,10 @@ def solve(
     time_limit: float | None = None,
     node_limit: int | None = None,
     cancel: Any = None,
+    log: Callable[[Any], None] | None = None,
+    log_interval: float = 1.0,
+    finish: str | None = None,
+    handoff_after: float = DEFAULT_HANDOFF_AFTER,
 ) -> SolveResult | list[SolveResult]:
     """Solve a package exactly for one budget or a sweep of budgets.
 
@@ -170,6 +208,17 @@ def solve(
         Search nodes per budget (status ``node_limit``).
     cancel
         A :class:`CancelToken`; ``token.cancel()`` from any thread stops the search.
+    log
+        Called about every ``log_interval`` seconds during the search with a
+        :data:`SolveProgress` (nodes, incumbent, proven bound, gap, elapsed seconds);
+        :func:`format_progress` turns one into a log line. An exception it raises stops the
+        solve and propagates.
+    finish
+        ``"highs"``: a budget the branch-and-bound has not proven after ``handoff_after``
+        seconds is finished by HiGHS on the candidates still open after the root, started
+        from the incumbent (``proved_by`` then says ``"highs"``). The time limit, if any,
+        covers both. Packages with log1p saturation are never handed off (their MILP is an
+        approximation).
 
     Raises
     ------
@@ -181,17 +230,37 @@ def solve(
     from ..model.compiled import compile_package
 
     compiled = compile_package(package)
+    if compiled.group_capacity > 1:  # an exact reduction to one per group (solve/capacity.py)
+        from .capacity import solve_with_group_capacity
+
+        return solve_with_group_capacity(  # type: ignore[no-any-return]
+            solve, compiled, budget, budgets, time_limit=time_limit, node_limit=node_limit, cancel=cancel,
+            log=log, log_interval=log_interval, finish=finish, handoff_after=handoff_after)
     todo, single = _budget_list(budget, budgets, compiled.budgets, compiled.package_id)
     if time_limit is not None and (isinstance(time_limit, bool) or not float(time_limit) >= 0):
         raise UsageError(f"time_limit must be >= 0 seconds, got {time_limit!r}")
     if node_limit is not None and (isinstance(node_limit, bool) or int(node_limit) != node_limit or node_limit < 0):
         raise UsageError(f"node_limit must be a non-negative integer, got {node_limit!r}")
+    if finish is not None and finish not in FINISHERS:
+        raise UsageError(f"finish must be one of {FINISHERS} or None, got {finish!r}")
+    if not (log_interval > 0):
+        raise UsageError(f"log_interval must be > 0 seconds, got {log_interval!r}")
+    limit = None if time_limit is None or time_limit == math.inf else float(time_limit)
+    progress: Callable[[Any], Any] | None = log
+    interval = float(log_interval)
+    handed: set[float] = set()  # budgets stopped for the hand-off
+    if finish is not None:
+        if not (handoff_after >= 0):
+            raise UsageError(f"handoff_after must be >= 0 seconds, got {handoff_after!r}")
+        progress, interval = _handoff_watch(log, float(log_interval), float(handoff_after), handed)
     raw = _core.solve(
         compiled.problem,
         todo,
-        time_limit=None if time_limit is None or time_limit == math.inf else float(time_limit),
+        time_limit=limit,
         node_limit=None if node_limit is None else int(node_limit),
         cancel=cancel,
+        progress=progress,
+        progress_interval=interval,
     )
     ids = compiled.candidate_ids
     results = [
@@ -209,10 +278,83 @@ def solve(
             cost=float(r.cost),
             nodes=int(r.nodes),
             seconds=float(r.seconds),
+            proved_by="branch_and_bound" if r.proven_optimal else None,
         )
         for r in raw
     ]
+    if finish is not None:
+        for k, r in enumerate(raw):
+            # Only budgets the watch stopped are handed off: limits and interruptions are the caller's.
+            if float(r.budget) not in handed or r.status != "time_limit":
+                continue
+            left = None if limit is None else limit - float(r.seconds)
+            if left is not None and left <= 0.0:
+                continue
+            results[k] = _finish(compiled, results[k], r, left)
     return results[0] if single else results
+
+
+#: A budget is handed off only while its relative gap is above this: a gap of a few lattice
+#: steps is usually closed faster by the branch-and-bound than by a MILP solver from scratch.
+HANDOFF_MIN_GAP = 1e-3
+
+
+def _handoff_watch(
+    log: Callable[[Any], None] | None, log_interval: float, handoff_after: float, handed: set[float]
+) -> tuple[Callable[[Any], bool], float]:
+    """The progress callback of a solve with ``finish``: it stops a budget for the hand-off
+    once ``handoff_after`` seconds have passed and the gap is still above HANDOFF_MIN_GAP,
+    and passes lines to the caller's ``log`` at the caller's pace."""
+    logged = [-math.inf]  # seconds of the last line passed on, within the current budget
+
+    def watch(line: Any) -> bool:
+        if line.seconds < logged[0]:  # a new budget started
+            logged[0] = -math.inf
+        if log is not None and line.seconds - logged[0] >= log_interval * 0.999:
+            logged[0] = line.seconds
+            log(line)
+        if line.seconds >= handoff_after and line.gap > HANDOFF_MIN_GAP:
+            handed.add(float(line.budget))
+            return True
+        return False
+
+    return watch, min(log_interval, 0.1)
+
+
+def _finish(compiled: Any, result: SolveResult, raw: Any, time_limit: float | None) -> SolveResult:
+    """The hand-off of one unproven budget to HiGHS (see solve/handoff.py)."""
+    from .handoff import finish_with_highs
+
+    start = time.perf_counter()
+    out = finish_with_highs(compiled, result.budget, list(raw.open_candidates), list(raw.selected),
+                            time_limit=time_limit)
+    if out is None:
+        return result
+    seconds = result.seconds + time.perf_counter() - start
+    ids = compiled.candidate_ids
+    value, selected, cost = result.value, result.selected, result.cost
+    if out.store is not None:
+        store = sorted(out.store)
+        candidate_value = float(compiled.objective(store))
+        if candidate_value > value and not _infeasible(compiled, store, result.budget):
+            value, selected = candidate_value, tuple(ids[i] for i in store)
+            cost = float(sum(float(compiled.cost[i]) for i in store))
+    upper = result.upper_bound
+    if out.upper_bound is not None:
+        upper = min(upper, max(value, out.upper_bound))
+    upper = max(upper, value)
+    proven = out.proven
+    gap = max(0.0, (upper - value) / upper) if upper > 0 else 0.0
+    return replace(result, status="optimal" if proven else result.status, proven_optimal=proven, value=value,
+                   upper_bound=upper, gap=0.0 if proven else gap, selected=selected, cost=cost,
+                   seconds=seconds, proved_by="highs" if proven else None)
+
+
+def _infeasible(compiled: Any, store: Sequence[int], budget: float) -> bool:
+    from ..model.compiled import budget_limit
+
+    groups = [int(compiled.group_of[i]) for i in store]
+    return len(set(groups)) < len(groups) or float(sum(float(compiled.cost[i]) for i in store)) > budget_limit(budget)
 
 
 def exact_opt(package: Any, budget: float, *, time_limit: float | None = None) -> float:

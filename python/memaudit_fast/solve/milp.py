@@ -5,8 +5,10 @@
     \\max \\sum_r w_r y_r \\quad\\text{s.t.}\\quad
     y_r \\le \\alpha_{rk} + \\beta_{rk} \\sum_u a_{ur} x_u \\;(\\text{each linear piece } k \\text{ of } h_r),
     \\quad 0 \\le y_r \\le h_r^{max},
-    \\quad \\sum_{u \\in g} x_u \\le 1 \\;(\\text{each group } g),
+    \\quad \\sum_{u \\in g} x_u \\le k \\;(\\text{each group } g),
     \\quad \\sum_u c_u x_u \\le B, \\quad x_u \\in \\{0, 1\\}.
+
+``k`` is the group capacity (``objective.group_capacity``, 1 by default).
 
 For a concave, non-decreasing piecewise-linear h the hypograph rows are exact: at an
 optimum ``y_r = min_k(alpha_k + beta_k z_r) = h_r(z_r)``. ``cap1`` is the single piece
@@ -15,24 +17,29 @@ largest reachable coverage). ``log1p`` is not piecewise linear: :func:`build_mil
 builds an *inner* model (chords between breakpoints, below h: its optimum bounds OPT from
 below) or an *outer* one (tangents at the breakpoints, above h: its bound is an upper bound
 on OPT). Breakpoints are spaced geometrically in ``1 + z`` on ``[0, Z_r]`` (``Z_r`` the
-largest coverage unit r can reach with one candidate per group), which equalises the
+largest coverage unit r can reach with k candidates per group), which equalises the
 chord error of log1p, whose curvature is ``1/(1+z)^2``.
 
 Left out of the model because they cannot change its value: units of weight 0 or that no
 affordable candidate covers, candidates costing more than B or covering no kept unit,
-pieces that start beyond ``Z_r``, group rows of single-candidate groups and a budget row
+pieces that start beyond ``Z_r``, group rows of groups with at most k candidates and a budget row
 that every store satisfies.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import math
+import re
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ..errors import CertificationError
+from ..errors import CertificationError, UsageError
 from ..model.compiled import CompiledPackage, budget_limit
 
 LOG1P_MODES = ("inner", "outer")
@@ -164,13 +171,13 @@ def build_milp(
         lower.append(lo)
         upper.append(hi)
 
+    capacity = int(c.group_capacity)
     for k, r in enumerate(units):
-        # Largest coverage of r with one candidate per group: the model's reach of z_r.
-        best_in_group: dict[int, float] = {}
+        # Largest coverage of r with `capacity` candidates per group: the model's reach of z_r.
+        in_group: dict[int, list[float]] = {}
         for u, a in covered_by[r]:
-            g = int(c.group_of[u])
-            best_in_group[g] = max(best_in_group.get(g, 0.0), a)
-        reach = math.fsum(best_in_group.values())
+            in_group.setdefault(int(c.group_of[u]), []).append(a)
+        reach = math.fsum(a for amounts in in_group.values() for a in sorted(amounts)[-capacity:])
         pieces = saturation_pieces(
             c.saturations[int(c.saturation_of[r])], reach, log1p_mode=log1p_mode, breakpoints=breakpoints
         )
@@ -185,8 +192,8 @@ def build_milp(
     for j, u in enumerate(candidates):
         members.setdefault(int(c.group_of[u]), []).append(j)
     for cols in members.values():
-        if len(cols) > 1:
-            add_row(cols, [1.0] * len(cols), -math.inf, 1.0)
+        if len(cols) > capacity:
+            add_row(cols, [1.0] * len(cols), -math.inf, float(capacity))
 
     costs = [float(c.cost[u]) for u in candidates]
     if math.fsum(costs) > limit:
@@ -210,4 +217,94 @@ def build_milp(
     )
 
 
-# --- Backends ------------------------------------------------------------------------------
+# --- Model files anyone can check ------------------------------------------------------------
+#: Formats :func:`write_milp` writes, by file suffix (both read by CBC, SCIP, Gurobi, HiGHS).
+MODEL_FORMATS = ("mps", "lp")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _highs_of(model: MilpModel) -> Any:
+    """A quiet HiGHS instance holding ``model`` (maximised), with readable column names."""
+    import highspy
+
+    class QuietHighs(highspy.Highs):
+        # Output must be off before the callbacks start, or the banner goes to stdout.
+        def enableCallbacks(self) -> None:
+            self.setOptionValue("output_flag", False)
+            super().enableCallbacks()
+
+    h = QuietHighs()
+    inf = highspy.kHighsInf
+    n = model.num_cols
+    empty_i = np.zeros(0, dtype=np.int32)
+    if n:
+        h.addCols(n, model.objective, model.col_lower, model.col_upper, 0, empty_i, empty_i, np.zeros(0))
+    if model.num_x:
+        h.changeColsIntegrality(
+            model.num_x, np.arange(model.num_x, dtype=np.int32),
+            np.array([highspy.HighsVarType.kInteger] * model.num_x),
+        )
+    if model.num_rows:
+        h.addRows(
+            model.num_rows,
+            np.where(np.isfinite(model.row_lower), model.row_lower, -inf),
+            np.where(np.isfinite(model.row_upper), model.row_upper, inf),
+            int(model.row_index.size), model.row_starts[:-1], model.row_index, model.row_value,
+        )
+    for j in range(n):
+        h.passColName(j, f"x{j}" if j < model.num_x else f"y{j - model.num_x}")
+    for k in range(model.num_rows):
+        h.passRowName(k, f"r{k}")
+    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    return h
+
+
+def write_milp(
+    model: MilpModel, compiled: CompiledPackage, directory: str | Path, stem: str,
+    formats: tuple[str, ...] = MODEL_FORMATS,
+) -> dict[str, Any]:
+    """Write ``model`` as ``DIR/STEM.mps`` (and ``.lp``) plus ``STEM.columns.json``.
+
+    The model maximises; column ``x<j>`` is candidate ``columns.x[j]`` (binary) and ``y<k>``
+    the saturated coverage of unit ``columns.y[k]``. Returns what a record says of the files:
+    each path and its sha256. A model with no column (nothing can be stored, OPT = 0) is
+    written as its columns file only, since MPS cannot hold an empty objective.
+    """
+    for fmt in formats:
+        if fmt not in MODEL_FORMATS:
+            raise CertificationError(f"unknown model format {fmt!r}; expected one of {MODEL_FORMATS}")
+    out_dir = Path(directory)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--write-model {out_dir}: exists and is not a directory; give a directory")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = []
+    if model.num_cols:
+        import highspy
+
+        h = _highs_of(model)
+        for fmt in formats:
+            path = out_dir / f"{stem}.{fmt}"
+            if h.writeModel(str(path)) != highspy.HighsStatus.kOk or not path.is_file():
+                raise CertificationError(f"HiGHS could not write the model to {path}")
+            files.append({"path": str(path), "format": fmt, "sha256": _sha256(path)})
+    columns = out_dir / f"{stem}.columns.json"
+    columns.write_text(json.dumps({
+        "package_id": compiled.package_id, "sense": "maximize", "approximation": model.approximation,
+        "x": [compiled.candidate_ids[int(u)] for u in model.candidates],
+        "y": [compiled.unit_ids[int(r)] for r in model.units],
+    }, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return {"files": files, "columns": {"path": str(columns), "sha256": _sha256(columns)},
+            "sense": "maximize", "approximation": model.approximation}
+
+
+def model_stem(package_id: str, budget: float, suffix: str = "") -> str:
+    """A file-name stem for one (package, budget) model: safe characters only."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", package_id).strip("._") or "package"
+    return f"{safe}__B{budget:g}{suffix}"

@@ -1,6 +1,8 @@
 """Package suites: synthetic MEMAUDIT-Small packages and natural packages from real dialogue.
 
-- :mod:`.small`: :func:`generate_package`, :func:`generate_set`, :data:`DISTRIBUTIONS`.
+- :mod:`.small`: :func:`generate_package`, :func:`generate_set`, :data:`DISTRIBUTIONS`; its
+  distributions' knobs in :mod:`.small_knobs`, its hidden event graph in :mod:`.small_graph`,
+  its words in :mod:`.small_vocab`.
 - :mod:`.locomo`: :func:`locomo_packages` builds one natural package per LoCoMo conversation.
 - :mod:`.costs`: the ``words``, ``bytes`` and ``tokens`` cost models.
 """

@@ -71,28 +71,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import PackageError, UsageError
+from ..errors import UsageError
 from .costs import budgets_from_fractions, check_budgets, get_cost_model
+from .locomo_reader import (
+    CATEGORY_NAMES,
+    DIA_ID,
+    SESSION_KEY,
+    Turn,
+    conversation_header,
+    dia_ids,
+    read_locomo,
+    read_turns,
+    speakers_of,
+    turn_text,
+)
+
+__all__ = [
+    "CATEGORY_NAMES", "DEFAULT_BUDGET_FRACS", "FORMAT", "content_words", "locomo_package",
+    "locomo_packages", "read_locomo", "summary_coverage_level",
+]
 
 FORMAT = "memaudit.package/1"
 
 #: Budgets as fractions of the total raw-turn cost of a conversation.
 DEFAULT_BUDGET_FRACS: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1)
 
-#: The usual reading of LoCoMo's integer QA categories.
-CATEGORY_NAMES: dict[int, str] = {
-    1: "multi-hop",
-    2: "temporal",
-    3: "open-domain",
-    4: "single-hop",
-    5: "adversarial",
-}
-
-_SESSION = re.compile(r"^session_(\d+)$")
 _SUMMARY = re.compile(r"^session_(\d+)_summary$")
 _EVENTS = re.compile(r"^events_session_(\d+)$")
 _OBSERVATION = re.compile(r"^session_(\d+)_observation$")
-_DIA_ID = re.compile(r"D:?(\d+):(\d+)")
 _WORD = re.compile(r"[a-z0-9]+")
 
 # Function words and chat fillers that say nothing about content.
@@ -112,14 +118,12 @@ _STOPWORDS = frozenset(
 )
 
 
-@dataclass
-class _Turn:
-    dia_id: str
-    speaker: str
-    session: int
-    session_date: str
-    text: str
-    index: int
+# The names these helpers had here before the one reader (locomo_reader) took them over.
+_Turn = Turn
+_read_turns = read_turns
+_turn_text = turn_text
+_SESSION = SESSION_KEY
+_DIA_ID = DIA_ID
 
 
 @dataclass
@@ -156,45 +160,13 @@ def summary_coverage_level(turn_words: set[str], summary_words: set[str]) -> flo
     return 0.0
 
 
-def _turn_text(raw: dict[str, Any]) -> str:
-    text = str(raw.get("text", "")).strip()
-    caption = raw.get("blip_caption")
-    if caption:
-        text = f"{text} [shares an image: {str(caption).strip()}]".strip()
-    return text
-
-
-def _read_turns(conv: dict[str, Any], sample_id: str, source: str | None) -> list[_Turn]:
-    sessions = sorted((int(m.group(1)), key) for key in conv if (m := _SESSION.match(key)))
-    turns: list[_Turn] = []
-    seen: set[str] = set()
-    for number, key in sessions:
-        raw_turns = conv[key]
-        if not isinstance(raw_turns, list):
-            raise PackageError("expected a list of turns", package_id=sample_id, field=key,
-                               source=source)
-        date = str(conv.get(f"{key}_date_time", ""))
-        for i, raw in enumerate(raw_turns):
-            if not (isinstance(raw, dict) and isinstance(raw.get("dia_id"), str)
-                    and raw["dia_id"] and "speaker" in raw):
-                raise PackageError("expected a turn with a 'dia_id' string, 'speaker' and 'text'",
-                                   package_id=sample_id, record=f"{key}[{i}]", source=source)
-            if raw["dia_id"] in seen:
-                raise PackageError(f"dia_id {raw['dia_id']!r} appears twice",
-                                   package_id=sample_id, record=f"{key}[{i}]", source=source)
-            seen.add(raw["dia_id"])
-            turns.append(_Turn(raw["dia_id"], str(raw["speaker"]), number, date, _turn_text(raw),
-                               len(turns)))
-    return turns
-
-
-def _resolve_ids(raw: Any, known: dict[str, _Turn]) -> tuple[list[str], list[str]]:
+def _resolve_ids(raw: Any, known: dict[str, Turn]) -> tuple[list[str], list[str]]:
     """Turn ids read from one reference (a string or a list of strings): (known, unknown)."""
     items = raw if isinstance(raw, list) else [raw]
     found: list[str] = []
     unknown: list[str] = []
     for item in items:
-        ids = [f"D{s}:{t}" for s, t in _DIA_ID.findall(str(item))] if isinstance(item, str) else []
+        ids = dia_ids(item) if isinstance(item, str) else []
         if not ids:
             unknown.append(str(item))
         for dia in ids:
@@ -263,20 +235,10 @@ def locomo_package(
         raise UsageError("give budgets or budget_fracs, not both")
     cost_fn = get_cost_model(cost_model)
     wanted = _category_filter(categories)
-    if not isinstance(record, dict):
-        raise PackageError("expected a conversation object", source=source)
-    sample_id = record.get("sample_id")
-    if not isinstance(sample_id, str) or not sample_id:
-        raise PackageError("expected a non-empty string", field="sample_id", source=source)
-    conv = record.get("conversation")
-    if not isinstance(conv, dict):
-        raise PackageError("expected an object of sessions", package_id=sample_id,
-                           field="conversation", source=source)
-
-    turns = _read_turns(conv, sample_id, source)
+    sample_id, conv = conversation_header(record, source)
+    turns = read_turns(conv, sample_id, source)
     by_id = {t.dia_id: t for t in turns}
-    speakers = [s for s in (conv.get("speaker_a"), conv.get("speaker_b")) if isinstance(s, str)]
-    speakers = speakers or list(dict.fromkeys(t.speaker for t in turns))
+    speakers = speakers_of(conv, turns)
     report = _Report()
 
     queries, demand = _queries(record.get("qa"), by_id, wanted, report)
@@ -345,7 +307,7 @@ def locomo_package(
 
 
 def _queries(
-    qa: Any, by_id: dict[str, _Turn], wanted: set[int] | None, report: _Report
+    qa: Any, by_id: dict[str, Turn], wanted: set[int] | None, report: _Report
 ) -> tuple[list[dict[str, Any]], dict[str, Counter[str]]]:
     """The kept questions, and per evidence turn how many questions of each category need it."""
     queries: list[dict[str, Any]] = []
@@ -389,7 +351,7 @@ def _queries(
 
 
 def _observation_candidates(
-    observations: Any, by_id: dict[str, _Turn], evidence: set[str], report: _Report
+    observations: Any, by_id: dict[str, Turn], evidence: set[str], report: _Report
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     per_turn: Counter[str] = Counter()
@@ -428,10 +390,10 @@ def _observation_candidates(
 
 
 def _summary_candidates(
-    record: dict[str, Any], turns: list[_Turn], evidence: set[str], speakers: list[str],
+    record: dict[str, Any], turns: list[Turn], evidence: set[str], speakers: list[str],
     report: _Report,
 ) -> list[dict[str, Any]]:
-    by_session: dict[int, list[_Turn]] = {}
+    by_session: dict[int, list[Turn]] = {}
     for t in turns:
         by_session.setdefault(t.session, []).append(t)
     turn_words = {t.dia_id: content_words(t.text, speakers) for t in turns if t.dia_id in evidence}
@@ -486,22 +448,6 @@ def _numbered(mapping: Any, pattern: re.Pattern[str]) -> list[tuple[int, str, An
     found = [(int(m.group(1)), key, value) for key, value in mapping.items()
              if (m := pattern.match(key))]
     return sorted(found, key=lambda entry: entry[0])
-
-
-def read_locomo(path: str | Path) -> list[dict[str, Any]]:
-    """The conversation records of a LoCoMo-format JSON file (a list, or one record)."""
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"LoCoMo file not found: {p}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise PackageError(f"not valid JSON ({exc})", source=str(p)) from None
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list):
-        raise PackageError("expected a list of conversations", source=str(p))
-    return data
 
 
 def locomo_packages(

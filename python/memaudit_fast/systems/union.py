@@ -33,6 +33,7 @@ from .arbiter import (
     EmbeddingJudge,
     Thresholds,
     calibrate,
+    embedder_choice,
 )
 from .records import SystemExport
 
@@ -96,37 +97,39 @@ def embedding_arbiter(
 
     ``thresholds = (t_full, t_partial)`` skips calibration; ``top_k`` fixes the neighbours
     per sentence (default: calibrated among 1, 2, 3). Candidates of systems already in a
-    union are left out of the calibration. With ``embedder="auto"`` every offline embedder
-    (``hashing``, and ``wordllama`` when installed) is calibrated and the one whose judge best
-    reproduces the package's own annotations (partial F1, then full F1) is kept; the others'
-    F1 are recorded. On the LoCoMo natural packages that is the hashing embedder in all 7
-    conversations in ``../shared``: the writers' memories and LoCoMo's observations reuse the dialogue's own
-    words, which surface features match well.
+    union are left out of the calibration. ``embedder="auto"`` is ``wordllama`` when installed,
+    else ``hashing``. With ``embedder="best"`` every offline embedder (``hashing``, and
+    ``wordllama`` when installed) is calibrated and the one whose judge best reproduces the
+    package's own annotations (partial F1, then full F1) is kept; the others' F1 are recorded.
+    On the LoCoMo natural packages that is the hashing embedder in all 7 conversations in
+    ``../shared``: the writers' memories and LoCoMo's observations reuse the dialogue's own
+    words, which surface features match well. How the embedder was chosen is recorded as
+    ``embedder_choice`` in the calibration.
     """
-    from ..writers.embed import get_embedder, wordllama_available
+    from ..writers.embed import get_embedder
 
     data = package.data if isinstance(package, Package) else package
+    names, choice = embedder_choice(embedder)
     if thresholds is not None:
-        emb = get_embedder(embedder)
+        if len(names) > 1:
+            raise UsageError("embedder 'best' compares calibrated judges; with given thresholds name the embedder")
+        emb = get_embedder(names[0])
         full, partial = thresholds
         k = top_k or DEFAULT_TOP_K
-        fitted = Thresholds(float(full), float(partial), "given", {"embedder": emb.spec, "top_k": k}, k)
+        stats = {"embedder": emb.spec, "top_k": k, **({"embedder_choice": choice} if choice else {})}
+        fitted = Thresholds(float(full), float(partial), "given", stats, k)
     else:
         exclude = [c["candidate_id"] for c in data["candidates"] if is_system_candidate(c)]
-        names = [embedder]
-        if embedder == "auto":
-            names = ["hashing"] + (["wordllama"] if wordllama_available() else [])
         fits = []
         for spec in names:
             emb_k = get_embedder(spec)
             top_ks = (top_k,) if top_k else TOP_K_CHOICES
             fits.append((emb_k, calibrate(data, emb_k, top_ks=top_ks, exclude=exclude)))
         emb, fitted = max(fits, key=lambda f: _calibration_quality(f[1]))
-        if len(fits) > 1:
-            compared = {e.spec: t.stats.get("partial_f1") for e, t in fits}
+        if choice:
+            compared = {"compared": {e.spec: t.stats.get("partial_f1") for e, t in fits}} if len(fits) > 1 else {}
             fitted = Thresholds(fitted.full, fitted.partial, fitted.method,
-                                {**fitted.stats, "embedder_choice": "best partial F1", "compared": compared},
-                                fitted.top_k)
+                                {**fitted.stats, "embedder_choice": choice, **compared}, fitted.top_k)
     store = cache if isinstance(cache, ArbiterCache) or cache is None else ArbiterCache(cache)
     return Arbiter(EmbeddingJudge(emb, fitted), store)
 

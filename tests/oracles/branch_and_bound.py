@@ -40,7 +40,7 @@ def _h(kind: int, z: float, zs: Any, hs: Any) -> float:
 
 
 def solve_reference(inst: Any, budget: float, time_limit: float = 60.0) -> ReferenceOutcome:
-    """Exact OPT(B) of an ``Instance`` (tests/reference.py), or the incumbent at the time limit."""
+    """Exact OPT(B) of an ``Instance`` (:mod:`oracles.exact`), or the incumbent at the time limit."""
     start = time.perf_counter()
     n = inst.num_candidates
     rows = [inst.row(u) for u in range(n)]

@@ -7,6 +7,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from memaudit_fast.systems.diagnostics import Optimum
+
 
 def h_value(sat: Any, z: float) -> float:
     if sat == "cap1":
@@ -47,3 +49,24 @@ def objective(data: dict, selected_ids: Sequence[str]) -> float:
     for unit, w in zip(data["units"], unit_weights(data)):
         total += w * h_value(unit.get("saturation", default), z.get(unit["unit_id"], 0.0))
     return total
+
+
+def brute_solver(data: dict[str, Any], budgets: list[float], time_limit: float | None) -> list[Optimum]:
+    """OPT by enumeration, on the plain-Python objective (independent of the C++ core)."""
+    cands = data["candidates"]
+    groups = [c.get("group", c.get("experience_id", c["candidate_id"])) for c in cands]
+    out = []
+    for budget in budgets:
+        best: tuple[float, tuple[int, ...]] = (0.0, ())
+        for r in range(len(cands) + 1):
+            for combo in itertools.combinations(range(len(cands)), r):
+                if sum(cands[i]["cost"] for i in combo) > budget:
+                    continue
+                if len({groups[i] for i in combo}) != len(combo):
+                    continue
+                value = objective(data, [cands[i]["candidate_id"] for i in combo])
+                if value > best[0] + 1e-12:
+                    best = (value, combo)
+        ids = [cands[i]["candidate_id"] for i in best[1]]
+        out.append(Optimum(best[0], best[0], "optimal", True, ids, float(sum(cands[i]["cost"] for i in best[1]))))
+    return out

@@ -281,12 +281,7 @@ def synthetic_instance(n_candidates: int, seed: int, kind: str = "memaudit") -> 
             if rng.random() < 0.3:
                 r = int(rng.integers(0, n_units))
                 reps.append((1.0 if tie else float(rng.integers(2, 6)), [(r, 1.0)]))
-        for cost, row in reps:
-            if len(costs) == n_candidates:
-                break
-            costs.append(cost)
-            groups.append(g)
-            rows.append(row)
+        _add_group(reps, g, n_candidates, costs, groups, rows)
         g += 1
     indptr = np.zeros(n_candidates + 1, dtype=np.int64)
     indices: list[int] = []
@@ -309,6 +304,17 @@ def synthetic_instance(n_candidates: int, seed: int, kind: str = "memaudit") -> 
     )
 
 
+def _add_group(reps: list[tuple[float, list[tuple[int, float]]]], g: int, n_candidates: int,
+               costs: list[float], groups: list[int], rows: list[list[tuple[int, float]]]) -> None:
+    """Append one group's representations (cost, coverage row), stopping at ``n_candidates``."""
+    for cost, row in reps:
+        if len(costs) == n_candidates:
+            break
+        costs.append(cost)
+        groups.append(g)
+        rows.append(row)
+
+
 def _redundant_instance(n_candidates: int, seed: int) -> Instance:
     rng = np.random.default_rng(seed)
     n_units = max(4, n_candidates // 10)
@@ -326,12 +332,7 @@ def _redundant_instance(n_candidates: int, seed: int) -> Instance:
             reps += [(1.0, [(r, 1.0)]) for r in units[:2]]
             reps.append((2.0, [(r, 0.5) for r in units]))
             templates.append(reps)
-        for cost, row in reps:
-            if len(costs) == n_candidates:
-                break
-            costs.append(cost)
-            groups.append(g)
-            rows.append(row)
+        _add_group(reps, g, n_candidates, costs, groups, rows)
         g += 1
     indptr = np.zeros(n_candidates + 1, dtype=np.int64)
     indices = [r for row in rows for r, _ in row]

@@ -92,25 +92,37 @@ def density(gain: float, cost: float) -> float:
     return gain / max(cost, 1e-12)
 
 
+def _gain_if_fits(p: RefPackage, z: dict[int, float], i: int, used: float, budget: float) -> float | None:
+    """The marginal gain of candidate ``i`` when it fits the budget and gains more than EPS."""
+    if used + p.cost[i] > budget:
+        return None
+    g = p.gain(z, i)
+    return g if g > EPS else None
+
+
+def _densest(p: RefPackage, z: dict[int, float], pool: Sequence[int], used: float, budget: float) -> int | None:
+    """The candidate of ``pool`` that fits with the best (density, gain, -cost, id), if any gains."""
+    best = None
+    for i in pool:
+        g = _gain_if_fits(p, z, i, used, budget)
+        if g is None:
+            continue
+        key = (density(g, p.cost[i]), g, -p.cost[i], p.ids[i])
+        if best is None or key > best[0]:
+            best = (key, i)
+    return None if best is None else best[1]
+
+
 def ref_density_only(p: RefPackage, budget: float) -> list[str]:
     z: dict[int, float] = {}
     used = 0.0
     out: list[int] = []
     for group in p.ordered_groups(p.admitted()):
-        best = None
-        for i in group:
-            if used + p.cost[i] > budget:
-                continue
-            g = p.gain(z, i)
-            if g <= EPS:
-                continue
-            key = (density(g, p.cost[i]), g, -p.cost[i], p.ids[i])
-            if best is None or key > best[0]:
-                best = (key, i)
-        if best is not None:
-            out.append(best[1])
-            used += p.cost[best[1]]
-            p.add(z, best[1])
+        i = _densest(p, z, group, used, budget)
+        if i is not None:
+            out.append(i)
+            used += p.cost[i]
+            p.add(z, i)
     return [p.ids[i] for i in out]
 
 
@@ -121,19 +133,9 @@ def ref_greedy(p: RefPackage, budget: float, keep: set[str] | None = None, drop:
     groups: set[str] = set()
     out: list[int] = []
     while True:
-        best = None
-        for i in cands:
-            if p.group[i] in groups or used + p.cost[i] > budget:
-                continue
-            g = p.gain(z, i)
-            if g <= EPS:
-                continue
-            key = (density(g, p.cost[i]), g, -p.cost[i], p.ids[i])
-            if best is None or key > best[0]:
-                best = (key, i)
-        if best is None:
+        i = _densest(p, z, [i for i in cands if p.group[i] not in groups], used, budget)
+        if i is None:
             return [p.ids[i] for i in out]
-        i = best[1]
         out.append(i)
         groups.add(p.group[i])
         used += p.cost[i]
@@ -152,12 +154,8 @@ def ref_gvt(p: RefPackage, budget: float, drop: set[str] = frozenset()) -> list[
         for group in p.ordered_groups(cands):
             admissible = []
             for i in group:
-                if used + p.cost[i] > budget:
-                    continue
-                g = p.gain(z, i)
-                if g <= EPS:
-                    continue
-                if density(g, p.cost[i]) + EPS >= t:
+                g = _gain_if_fits(p, z, i, used, budget)
+                if g is not None and density(g, p.cost[i]) + EPS >= t:
                     admissible.append((g, -p.cost[i], p.ids[i], i))
             if admissible:
                 i = max(admissible)[3]

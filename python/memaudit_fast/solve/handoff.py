@@ -1,0 +1,75 @@
+"""Finishing a proof with HiGHS when the branch-and-bound leaves it open.
+
+The branch-and-bound reports, with every unproven result, the candidates that any store
+better than its incumbent must be made of (``open_candidates``: what the exact reductions
+and the reduced-cost fixing at the root left). So
+
+.. math::
+
+    OPT(B) = \\max\\big(F(X_{inc}),\\; OPT_{open}(B)\\big),
+
+where :math:`OPT_{open}` is the optimum of the MILP with every other x column fixed to 0.
+That MILP, started from the incumbent, goes to HiGHS; the result then says which engine
+proved it (``proved_by``). Only saturations the MILP models exactly (cap1, linear, PWL) are
+handed off: for log1p the MILP is an approximation and cannot prove equality.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .backends import MilpOutcome, solve_highs
+from .milp import MilpModel, build_milp
+
+__all__ = ["HandoffOutcome", "finish_with_highs", "restrict_to"]
+
+#: HiGHS's default feasibility tolerance, asked of the hand-off explicitly.
+HIGHS_TOLERANCE = 1e-6
+
+#: Relative slack added to a bound reported by HiGHS: its tolerances, not ours, stand behind it.
+HIGHS_BOUND_SLACK = 1e-7
+
+
+@dataclasses.dataclass(frozen=True)
+class HandoffOutcome:
+    """What the hand-off found: a store (package candidate indices) and a proven bound."""
+
+    proven: bool
+    store: tuple[int, ...] | None  # HiGHS's incumbent, if it has one
+    upper_bound: float | None  # >= OPT over the open candidates (None when HiGHS has none)
+    milp: MilpOutcome
+
+
+def restrict_to(model: MilpModel, candidates: Sequence[int]) -> MilpModel:
+    """The same MILP with every x column outside ``candidates`` fixed to 0."""
+    keep = np.isin(model.candidates, np.asarray(candidates, dtype=np.int64))
+    upper = model.col_upper.copy()
+    upper[: model.num_x] = np.where(keep, upper[: model.num_x], 0.0)
+    return dataclasses.replace(model, col_upper=upper)
+
+
+def finish_with_highs(
+    compiled: Any, budget: float, open_candidates: Sequence[int], incumbent: Sequence[int],
+    *, time_limit: float | None = None, model: MilpModel | None = None,
+) -> HandoffOutcome | None:
+    """HiGHS on the open part of the MILP, started from ``incumbent``; None when the
+    package's saturation has no exact MILP (log1p)."""
+    if model is None:
+        model = build_milp(compiled, budget)
+    if model.approximation != "exact":
+        return None
+    # HiGHS's own tolerances (its store is re-evaluated exactly by the caller), one thread.
+    outcome = solve_highs(restrict_to(model, open_candidates), time_limit=time_limit, start_store=incumbent,
+                          feasibility_tolerance=HIGHS_TOLERANCE, threads=1)
+    proven = outcome.status == "optimal"
+    bound = outcome.bound
+    if bound is None or not math.isfinite(bound):
+        bound = None
+    elif not proven:
+        bound = bound + HIGHS_BOUND_SLACK * max(1.0, abs(bound))
+    return HandoffOutcome(proven, outcome.store, bound, outcome)

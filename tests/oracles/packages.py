@@ -1,0 +1,134 @@
+"""Hand-made packages and claims shared by several test modules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memaudit_fast.model.package import Package
+
+
+def claim(pkg: Package, budget: float, value: float, ids, **extra) -> dict:
+    return {"format": "memaudit.result/1", "package_id": pkg.package_id, "budget": budget,
+            "opt": value, "upper_bound": value, "status": "optimal", "selected": list(ids), **extra}
+
+
+def small_package(saturation="cap1") -> Package:
+    return Package.from_dict({
+        "format": "memaudit.package/1", "package_id": "cert/small", "budgets": [3],
+        "objective": {"saturation": saturation},
+        "units": [{"unit_id": "u", "weight": 2.0}, {"unit_id": "v", "weight": 1.0}, {"unit_id": "z", "weight": 0.0}],
+        "candidates": [
+            {"candidate_id": "a", "group": "g1", "cost": 2, "coverage": {"u": 1.0, "z": 1.0}},
+            {"candidate_id": "b", "group": "g1", "cost": 1, "coverage": {"u": 0.5}},
+            {"candidate_id": "c", "group": "g2", "cost": 1, "coverage": {"v": 1.0}},
+            {"candidate_id": "d", "group": "g3", "cost": 5, "coverage": {"v": 1.0}},
+            {"candidate_id": "e", "group": "g4", "cost": 1, "coverage": {"z": 1.0}},
+        ],
+    })
+
+
+def hard_package(n: int = 70, seed: int = 3) -> Package:
+    import random
+
+    rng = random.Random(seed)
+    units = [{"unit_id": f"u{r}", "weight": float(rng.randint(1, 9))} for r in range(40)]
+    cands = [{"candidate_id": f"c{i}", "group": f"g{i // 2}", "cost": rng.randint(3, 17),
+              "coverage": {f"u{r}": rng.choice([0.3, 0.5, 0.7, 1.0]) for r in rng.sample(range(40), 4)}}
+             for i in range(n)]
+    return Package.from_dict({"format": "memaudit.package/1", "package_id": "hard", "units": units, "candidates": cands})
+
+
+def update_package() -> dict:
+    # The old preference, then an update turn whose tombstone / compound update cover the
+    # invalidation unit that nothing else covers.
+    return {
+        "format": "memaudit.package/1", "package_id": "upd", "budgets": [2, 4],
+        "experiences": [{"experience_id": "old", "timestamp": 0}, {"experience_id": "new", "timestamp": 1}],
+        "units": [{"unit_id": "cur", "weight": 2.0}, {"unit_id": "inv", "weight": 2.0}, {"unit_id": "stale", "weight": 0.1}],
+        "candidates": [
+            {"candidate_id": "old_fact", "experience_id": "old", "representation": "atomic_fact", "cost": 2, "coverage": {"stale": 1}},
+            {"candidate_id": "new_fact", "experience_id": "new", "representation": "atomic_fact", "cost": 2, "coverage": {"cur": 1}},
+            {"candidate_id": "new_tomb", "experience_id": "new", "representation": "tombstone", "cost": 1, "coverage": {"inv": 1}},
+            {"candidate_id": "new_upd", "experience_id": "new", "representation": "compound_update", "cost": 3, "coverage": {"cur": 1, "inv": 1}},
+        ],
+    }
+
+
+def density_trap(m: float) -> dict:
+    """Four cheap, nearly worthless turns arrive before one valuable one (every c_u <= B/2).
+
+    Density-only stores each cheap turn as it arrives and has no room left for the valuable
+    one: its ratio is 4 / (m + 2), which goes to 0 as m grows. GVT's threshold 1/2 skips
+    the cheap turns, so its ratio stays m / (m + 2) >= 1/4.
+    """
+    cands = [
+        {"candidate_id": f"small{i}", "experience_id": f"e{i}", "cost": 1, "coverage": {f"s{i}": 1.0}}
+        for i in range(4)
+    ] + [{"candidate_id": "big", "experience_id": "e4", "cost": 2, "coverage": {"b": 1.0}}]
+    return {
+        "format": "memaudit.package/1", "package_id": f"trap/{m}", "budgets": [4],
+        "experiences": [{"experience_id": f"e{i}", "timestamp": i} for i in range(5)],
+        "units": [{"unit_id": f"s{i}", "weight": 1.0 / m} for i in range(4)] + [{"unit_id": "b", "weight": 1.0}],
+        "candidates": cands,
+    }
+
+
+def write_artifact_by_hand(directory: Path) -> None:
+    """A package written with the artifact's own field names (as its exporter writes them)."""
+    directory.mkdir()
+    rows = {
+        "experiences.jsonl": [
+            {"experience_id": "x:e0", "session_id": "x:synthetic", "timestamp": 0, "text": "Bo moved to Oslo",
+             "source_span_ids": ["x:e0:synthetic_span"], "split": "synthetic", "visible_unit_ids": ["current:bo"]},
+            {"experience_id": "x:e1", "session_id": "x:synthetic", "timestamp": 1, "text": "Bo left Rome",
+             "source_span_ids": ["x:e1:synthetic_span"], "split": "synthetic", "visible_unit_ids": ["invalid:bo"]},
+        ],
+        "evidence_units.jsonl": [
+            {"unit_id": "current:bo", "kind": "current_truth", "canonical_text": "current:bo", "source_spans": [],
+             "timestamp": 0, "state": "current", "proposition_id": "current", "annotator_ids": ["synthetic_generator"],
+             "adjudication_status": "resolved", "unit_weight": 2.0},
+            {"unit_id": "invalid:bo", "kind": "invalidation", "canonical_text": "invalid:bo", "source_spans": [],
+             "timestamp": 1, "state": "invalidates_prior", "proposition_id": "invalid", "annotator_ids": ["synthetic_generator"],
+             "adjudication_status": "resolved", "unit_weight": 1.0},
+        ],
+        "queries.jsonl": [
+            {"query_id": "x:objective_unit:0000", "question": "Synthetic objective probe for current:bo.",
+             "answer": "current:bo", "category": "current_truth", "required_unit_ids": ["current:bo"],
+             "answer_session_ids": ["x:e0"], "split": "synthetic", "unit_weight": 2.0},
+        ],
+        "candidate_memories.jsonl": [
+            {"candidate_id": "x:c0", "experience_id": "x:e0", "candidate_group": "x:e0", "representation_type": "fact",
+             "text": "Bo lives in Oslo", "serialized": "Bo lives in Oslo", "cost_tokens": 4, "cost": 4,
+             "generator_id": "g", "generation_config_hash": "h", "time_index": 0, "confidence": 0.9,
+             "estimated_value": None, "estimated_coverage": {}, "estimator_model": None},
+            {"candidate_id": "x:c1", "experience_id": "x:e1", "candidate_group": "x:e1", "representation_type": "tombstone",
+             "text": "Rome obsolete", "serialized": "Rome obsolete", "cost_tokens": 2,
+             "generator_id": "g", "generation_config_hash": "h", "time_index": 1, "confidence": 0.8,
+             "estimated_value": 0.5, "estimated_coverage": {"invalid:bo": 1.0}, "estimator_model": "m"},
+            {"candidate_id": "x:c2", "experience_id": "x:e1", "candidate_group": "x:e1", "representation_type": "raw_span",
+             "text": "Bo left Rome", "serialized": "Bo left Rome", "cost_tokens": 3, "cost": 3,
+             "generator_id": "g", "generation_config_hash": "h", "time_index": 1, "confidence": 1.0,
+             "estimated_value": None, "estimated_coverage": {}, "estimator_model": None},
+        ],
+        "coverage_matrix.jsonl": [
+            {"candidate_id": "x:c0", "experience_id": "x:e0", "candidate_group": "x:e0", "unit_id": "current:bo",
+             "coverage": 1.0, "coverage_label": "full", "rationale": "r", "source_span_ids": ["s"],
+             "annotator_ids": ["a"], "adjudication_status": "resolved"},
+            {"candidate_id": "x:c1", "experience_id": "x:e1", "candidate_group": "x:e1", "unit_id": "invalid:bo",
+             "coverage": 1.0, "coverage_label": "full", "rationale": "r", "source_span_ids": ["s"],
+             "annotator_ids": ["a"], "adjudication_status": "resolved"},
+            {"candidate_id": "x:c2", "experience_id": "x:e1", "candidate_group": "x:e1", "unit_id": "invalid:bo",
+             "coverage": 0.5, "coverage_label": "partial_weak", "rationale": "r", "source_span_ids": ["s"],
+             "annotator_ids": ["a"], "adjudication_status": "resolved"},
+        ],
+        "annotation_decisions.jsonl": [
+            {"record_id": "x:synthetic_coverage:000000", "record_type": "coverage_cell", "decision": "accepted",
+             "candidate_id": "x:c0", "unit_id": "current:bo"},
+        ],
+    }
+    for name, items in rows.items():
+        (directory / name).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in items))
+    (directory / "candidate_generation_manifest.json").write_text(
+        json.dumps({"instance_id": "x", "schema_version": 1, "counts": {"candidate_memories": 3}}, indent=2))
+    (directory / "instance.json").write_text(json.dumps({"instance_id": "x", "unit_weights": {}}))

@@ -1,0 +1,97 @@
+"""Coverage cuts (cpp/include/memaudit/cuts.hpp): no cut removes a feasible store (brute
+force over every store of small random packages), separation returns violated cuts only, and
+the root bound with cuts is never below OPT."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memaudit_fast import _core
+from oracles.exact import Instance, brute_force, h_value, saturation_table
+from strategies import instances
+
+TOL = 1e-9
+
+
+def stores(inst: Instance, kept: list[int]) -> list[list[int]]:
+    """Every store of kept candidates (the search space once the exact reductions dropped
+    worthless and dominated ones) with at most one per group; budgets play no part in a cut."""
+    members: list[list[int | None]] = [[None] for _ in range(inst.num_groups)]
+    for u in kept:
+        members[int(inst.group_of[u])].append(u)
+    return [[u for u in choice if u is not None] for choice in itertools.product(*members)]
+
+
+def coverage(inst: Instance, store: list[int], unit: int) -> float:
+    return sum(a for u in store for r, a in inst.row(u) if r == unit)
+
+
+def cap1_instances() -> Any:
+    """Random packages whose units are cap1 (the family the cuts are proven for), with
+    fractional and over-full coverage."""
+    return instances(max_candidates=9, max_units=4).map(
+        lambda inst: Instance(**{**inst.__dict__, "saturation_of": np.zeros_like(inst.saturation_of)})
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(inst=cap1_instances())
+def test_no_cut_of_the_family_removes_a_store(inst: Instance) -> None:
+    kept, cuts = _core.coverage_cut_family(inst.problem())
+    all_stores = stores(inst, kept)
+    for unit, intercept, candidates, coefficients in cuts:
+        coef = dict(zip(candidates, coefficients))
+        assert intercept >= -TOL and all(c > 0 for c in coefficients)
+        for store in all_stores:
+            lhs = h_value(inst, unit, coverage(inst, store, unit))
+            rhs = intercept + sum(coef.get(u, 0.0) for u in store)
+            assert lhs <= rhs + TOL, (unit, intercept, coef, store)
+
+
+@settings(max_examples=150, deadline=None)
+@given(inst=cap1_instances(), data=st.data())
+def test_separated_cuts_are_valid_and_violated(inst: Instance, data: Any) -> None:
+    x = np.array([data.draw(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0])) for _ in range(inst.num_candidates)])
+    kept, cuts = _core.separate_coverage_cuts(inst.problem(), list(x))
+    all_stores = stores(inst, kept)
+    for unit, intercept, candidates, coefficients in cuts:
+        coef = dict(zip(candidates, coefficients))
+        for store in all_stores:
+            lhs = h_value(inst, unit, coverage(inst, store, unit))
+            assert lhs <= intercept + sum(coef.get(u, 0.0) for u in store) + TOL
+        # Violated at x, against the LP's y = min(cap, sum a x) (entries clipped to the cap).
+        y = min(1.0, sum(min(1.0, a) * x[u] for u in range(inst.num_candidates) for r, a in inst.row(u) if r == unit))
+        assert y > intercept + sum(c * x[u] for u, c in coef.items()) + 1e-12
+
+
+def test_a_known_cut_closes_a_known_gap() -> None:
+    # One unit, a full cover f (group 0) and a half cover h (group 1): at x = (1/2, 1) the LP
+    # row allows y = 1, every store reaches at most 3/4 of that in expectation; the cut with
+    # lambda = 1/2 lifted by h's group is y <= 1/2 + x_f / 2.
+    kinds, zs, hs = saturation_table()
+    inst = Instance(
+        cost=np.array([2.0, 1.0]), group_of=np.array([0, 1], dtype=np.int32), num_groups=2,
+        weight=np.array([1.0]), indptr=np.array([0, 1, 2], dtype=np.int64),
+        indices=np.array([0, 0], dtype=np.int32), values=np.array([1.0, 0.5]),
+        saturation_of=np.zeros(1, dtype=np.int32), kinds=kinds, zs=zs, hs=hs,
+    )
+    _, ((unit, intercept, candidates, coefficients),) = _core.separate_coverage_cuts(inst.problem(), [0.5, 1.0])
+    assert unit == 0 and intercept == 0.5 and dict(zip(candidates, coefficients)) == {0: 0.5}
+
+
+@settings(max_examples=200, deadline=None)
+@given(inst=instances(max_candidates=12), frac=st.sampled_from([0.15, 0.3, 0.5, 0.8]))
+def test_root_bound_with_cuts_is_never_below_opt(inst: Instance, frac: float) -> None:
+    budget = float(np.round(frac * inst.cost.sum(), 2))
+    opt, _ = brute_force(inst, budget)
+    for node_limit in (1, None):
+        (r,) = _core.solve(inst.problem(), [budget], node_limit=node_limit)
+        assert r.root_bound >= opt - TOL * max(1.0, opt)
+        assert r.upper_bound >= opt - TOL * max(1.0, opt)
+        if r.status == "optimal":
+            assert abs(r.value - opt) <= TOL * max(1.0, opt)

@@ -1,0 +1,150 @@
+"""The solver log, start stores, the candidates left open after the root and the HiGHS
+hand-off (every path of ``proved_by``), SIGTERM in ``memaudit solve``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import threading
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_guarantees import strongly_correlated_knapsack
+
+from memaudit_fast import _core
+from memaudit_fast.cli import solve as solve_cli
+from memaudit_fast.cli.main import main
+from memaudit_fast.solve.exact import format_progress, solve
+from memaudit_fast.suites.small import generate_package
+from oracles.exact import brute_force, milp_optimum, objective, synthetic_instance
+from strategies import instances
+
+TOL = 1e-9
+
+
+def hard_package(fraction: float = 0.1) -> dict:
+    """About 2,400 candidates at 10% of the total cost: the root leaves a real gap."""
+    data = generate_package("base", seed=0, scale=50)
+    data["budgets"] = [round(fraction * sum(c["cost"] for c in data["candidates"]))]
+    return data
+
+
+@settings(max_examples=150, deadline=None)
+@given(inst=instances(max_candidates=10), frac=st.sampled_from([0.2, 0.4, 0.7]), limit=st.sampled_from([1, 2, 5]))
+def test_open_candidates_hold_every_better_store(inst: Any, frac: float, limit: int) -> None:
+    # Stopped after a few nodes: OPT is the incumbent or a store made of open candidates only.
+    budget = float(np.round(frac * inst.cost.sum(), 2))
+    (r,) = _core.solve(inst.problem(), [budget], node_limit=limit)
+    opt, _ = brute_force(inst, budget)
+    if r.status == "optimal":
+        assert len(r.open_candidates) == 0
+        assert r.value >= opt - TOL * max(1.0, opt)
+        return
+    closed = np.setdiff1d(np.arange(inst.num_candidates), np.asarray(r.open_candidates))
+    cost = inst.cost.copy()
+    cost[closed] = budget + 1.0 + 2.0 * abs(budget)  # out of every store
+    restricted, _ = brute_force(dataclasses.replace(inst, cost=cost), budget)
+    assert max(r.value, restricted) >= opt - TOL * max(1.0, opt)
+
+
+@settings(max_examples=60, deadline=None)
+@given(inst=instances(max_candidates=9), frac=st.sampled_from([0.3, 0.6]))
+def test_start_store_is_a_floor(inst: Any, frac: float) -> None:
+    budget = float(np.round(frac * inst.cost.sum(), 2))
+    opt, store = brute_force(inst, budget)
+    (r,) = _core.solve(inst.problem(), [budget], node_limit=0, start=store)
+    assert r.value >= objective(inst, store) - TOL * max(1.0, opt)
+    assert r.upper_bound >= opt - TOL * max(1.0, opt)
+
+
+def test_start_store_that_does_not_fit_is_ignored() -> None:
+    inst = synthetic_instance(60, seed=3)
+    everything = list(range(inst.num_candidates))
+    (r,) = _core.solve(inst.problem(), [5.0], start=everything)
+    assert r.status == "optimal" and r.cost <= 5.0
+    with pytest.raises(ValueError, match="start"):
+        _core.solve(inst.problem(), [5.0], start=[-1])
+
+
+def test_log_lines_bracket_the_optimum() -> None:
+    inst = synthetic_instance(1000, seed=0, kind="memaudit")
+    budget = float(round(0.05 * inst.cost.sum()))
+    lines: list[Any] = []
+    (r,) = _core.solve(inst.problem(), [budget], time_limit=1.5, progress=lines.append, progress_interval=0.2)
+    assert lines, "a 1.5 s solve logs at least once at 0.2 s intervals"
+    status, opt, _ = milp_optimum(inst, budget, time_limit=60)
+    assert status == "Optimal"
+    for line in lines:
+        assert line.budget == budget
+        assert line.incumbent <= opt + 1e-6 and line.upper_bound >= opt - 1e-6
+        assert 0.0 <= line.gap <= 1.0
+        assert "nodes" in format_progress(line) and "gap" in format_progress(line)
+    assert [x.nodes for x in lines] == sorted(x.nodes for x in lines)
+    assert r.upper_bound <= min(x.upper_bound for x in lines) + 1e-9
+
+
+def test_log_callback_error_stops_and_propagates() -> None:
+    data = hard_package()
+
+    def fail(line: Any) -> None:
+        raise RuntimeError("log sink broke")
+
+    with pytest.raises(RuntimeError, match="log sink broke"):
+        solve(data, log=fail, log_interval=0.05)
+
+
+def test_handoff_proves_what_the_search_left_open() -> None:
+    data = hard_package()
+    (budget,) = data["budgets"]
+    plain = solve(data, budget=budget, time_limit=0.5)
+    assert plain.status == "time_limit" and plain.proved_by is None
+    finished = solve(data, budget=budget, finish="highs", handoff_after=0.5, time_limit=120)
+    assert finished.status == "optimal" and finished.proven_optimal
+    assert finished.proved_by == "highs"
+    assert finished.value >= plain.value
+    record = finished.to_record()
+    assert record["proved_by"] == "highs" and record["status"] == "optimal"
+    from memaudit_fast.model.compiled import compile_package
+    from memaudit_fast.solve.backends import solve_highs
+    from memaudit_fast.solve.milp import build_milp
+
+    c = compile_package(data)
+    reference = solve_highs(build_milp(c, budget))
+    assert reference.status == "optimal" and reference.objective is not None
+    assert finished.value == pytest.approx(reference.objective, rel=1e-6)
+    assert finished.value == pytest.approx(c.objective([c.index_of()[i] for i in finished.selected]), rel=1e-12)
+
+
+def test_proved_by_branch_and_bound_and_no_handoff_when_proven() -> None:
+    data = generate_package("base", seed=1)
+    for r in solve(data, finish="highs"):
+        assert r.status == "optimal" and r.proved_by == "branch_and_bound"
+    with pytest.raises(Exception, match="finish"):
+        solve(data, finish="cplex")
+
+
+def test_cli_sigterm_keeps_the_record_and_says_how_to_stop(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "hard.json"
+    path.write_text(json.dumps(strongly_correlated_knapsack()))
+    monkeypatch.setattr(solve_cli, "LONG_SOLVE_NOTICE", 1.0)
+    timer = threading.Timer(2.5, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.start()
+    try:
+        code = main(["solve", str(path), "--json", "--verbose"])
+    finally:
+        timer.cancel()
+    out, err = capsys.readouterr()
+    assert code == solve_cli.EXIT_INTERRUPTED
+    (record,) = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert record["status"] == "interrupted" and record["proved_by"] is None
+    assert record["upper_bound"] >= record["opt"] > 0 and record["selected"]
+    assert err.count("still solving after") == 1 and "SIGTERM" in err
+    assert "incumbent" in err and "gap" in err  # the --verbose log
+    assert signal.getsignal(signal.SIGTERM) is not solve_cli._terminate  # handler restored
