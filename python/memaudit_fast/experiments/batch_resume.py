@@ -64,7 +64,7 @@ class BatchOptions:
             object.__setattr__(self, name, unique(checked))
         object.__setattr__(self, "writers", unique(str(w) for w in self.writers))
         if self.writers:
-            from ..evaluate.baselines import BASELINE_WRITERS as known
+            from ..evaluate.baselines import ALL_WRITERS as known
 
             unknown = [w for w in self.writers if w not in known]
             if unknown:

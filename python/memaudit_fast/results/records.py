@@ -1,14 +1,12 @@
 """``memaudit.result/1`` records: built, encoded and read in one place.
 
-A result file is JSONL, one record per (package, budget). Every command that writes records
-builds them here (:func:`result_record`, :func:`error_record`) and encodes them here
-(:func:`encode_records`: one compact UTF-8 line each, ``format`` first); every reader of a
-result file (resume, export, report) goes through :func:`iter_records` or
-:func:`read_results_file`, so that they agree on what a line is: the bytes up to a ``\\n``
-(a ``\\u2028`` inside a string is text, not a line break).
-
-This module sits at the bottom of the layers (it imports nothing of the package but its
-errors), so that the solver facade and the CLI can build records without import circles.
+A result file is JSONL, one record per (package, budget). The record of a solved budget is
+``SolveResult.to_record()`` (the solver layer, below this one, owns its fields and the format
+string, :data:`RESULT_FORMAT`, re-exported here); the record of a failure is
+:func:`error_record`. Records are encoded here (:func:`encode_records`: one compact UTF-8 line
+each, ``format`` first), and every reader of a result file (resume, export, report) goes through
+:func:`iter_records` or :func:`read_results_file`, so that they agree on what a line is: the
+bytes up to a ``\\n`` (a ``\\u2028`` inside a string is text, not a line break).
 """
 
 from __future__ import annotations
@@ -22,14 +20,18 @@ from typing import Any
 import orjson
 
 from ..errors import PackageError
+from ..solve.exact import RESULT_FORMAT
 
-RESULT_FORMAT = "memaudit.result/1"
+__all__ = [
+    "RECORD_START", "RESULT_FORMAT", "ResultsFile", "encode_record", "encode_records", "error_record",
+    "iter_records", "parse_results", "plain_number", "read_records", "read_results_file",
+]
 
 # Every record this module encodes starts with these bytes (``format`` is always the first key
 # and the encoding is compact), so an incomplete last line a killed writer left behind can be
 # told apart from a line that some other program wrote.
-RECORD_START = b'{"format":"memaudit.result/1"'
-_RECORD_START_LOOSE = re.compile(rb'\{\s*"format"\s*:\s*"memaudit\.result/1"')
+RECORD_START = b'{"format":"' + RESULT_FORMAT.encode() + b'"'
+_RECORD_START_LOOSE = re.compile(rb'\{\s*"format"\s*:\s*"' + re.escape(RESULT_FORMAT.encode()) + b'"')
 
 _ENCODE_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
 
@@ -37,51 +39,6 @@ _ENCODE_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
 def plain_number(x: float) -> float | int:
     """Integral floats as ints, so records read ``"budget": 8`` rather than ``8.0``."""
     return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
-
-
-def result_record(
-    *,
-    package_id: str,
-    budget: float,
-    saturation: str,
-    weights_rule: str,
-    opt: float,
-    upper_bound: float,
-    gap: float,
-    status: str,
-    proven_optimal: bool,
-    selected: Iterable[str],
-    cost: float,
-    nodes: int,
-    seconds: float,
-    proved_by: str | None = None,
-    group_capacity: int = 1,
-) -> dict[str, Any]:
-    """The record of one solved (package, budget); callers append their own blocks.
-
-    ``proved_by`` names the engine that proved optimality when it was not the
-    branch-and-bound alone; ``group_capacity`` appears only when it is not 1.
-    """
-    record = {
-        "format": RESULT_FORMAT,
-        "package_id": package_id,
-        "budget": plain_number(budget),
-        "saturation": saturation,
-        "weights_rule": weights_rule,
-        "opt": opt,
-        "upper_bound": upper_bound,
-        "gap": gap,
-        "status": status,
-        "proven_optimal": proven_optimal,
-        "selected": list(selected),
-        "cost": plain_number(cost),
-        "nodes": nodes,
-        "seconds": seconds,
-        "proved_by": proved_by,
-    }
-    if group_capacity != 1:
-        record["group_capacity"] = group_capacity
-    return record
 
 
 def error_record(

@@ -39,9 +39,11 @@ import numpy as np
 from .. import _core
 from ..errors import UsageError
 from ..model.compiled import check_budget, check_budgets
-from ..results.records import result_record
 
-__all__ = ["FINISHERS", "STATUSES", "CancelToken", "SolveProgress", "SolveResult", "format_progress", "solve"]
+__all__ = ["FINISHERS", "RESULT_FORMAT", "STATUSES", "CancelToken", "SolveProgress", "SolveResult", "format_progress", "solve"]
+
+#: The format of result records (re-exported by ``results.records``, which reads and writes them).
+RESULT_FORMAT = "memaudit.result/1"
 
 #: Every status a result can carry (``error`` is used only by batch records).
 STATUSES = ("optimal", "time_limit", "node_limit", "interrupted")
@@ -66,6 +68,10 @@ def format_progress(line: Any) -> str:
     phase = "" if line.root_done else "  (root)"
     return (f"B={line.budget:<10.6g} nodes {line.nodes:>10}  incumbent {line.incumbent:<14.10g} "
             f"bound {bound:<14} gap {100 * line.gap:7.4f}%  {line.seconds:7.1f}s{phase}")
+
+def _plain_number(x: float) -> float | int:
+    """Integral floats as ints, so records read ``"budget": 8`` rather than ``8.0``."""
+    return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
 
 
 @dataclass(frozen=True)
@@ -117,13 +123,23 @@ class SolveResult:
 
     def to_record(self) -> dict[str, Any]:
         """The ``memaudit.result/1`` record (``opt`` is ``value``)."""
-        return result_record(
-            package_id=self.package_id, budget=self.budget, saturation=self.saturation,
-            weights_rule=self.weights_rule, opt=self.value, upper_bound=self.upper_bound,
-            gap=self.gap, status=self.status, proven_optimal=self.proven_optimal,
-            selected=self.selected, cost=self.cost, nodes=self.nodes, seconds=self.seconds,
-            proved_by=self.proved_by, group_capacity=self.group_capacity,
-        )
+        return {
+            "format": RESULT_FORMAT,
+            "package_id": self.package_id,
+            "budget": _plain_number(self.budget),
+            "saturation": self.saturation,
+            "weights_rule": self.weights_rule,
+            "opt": self.value,
+            "upper_bound": self.upper_bound,
+            "gap": self.gap,
+            "status": self.status,
+            "proven_optimal": self.proven_optimal,
+            "selected": list(self.selected),
+            "cost": _plain_number(self.cost),
+            "nodes": self.nodes,
+            "seconds": self.seconds,
+            "proved_by": self.proved_by,
+        } | ({"group_capacity": self.group_capacity} if self.group_capacity != 1 else {})
 
 
 def _budget_list(budget: Any, budgets: Any, own: Sequence[float], package_id: str) -> tuple[list[float], bool]:
