@@ -55,6 +55,8 @@ def small_set(tmp_path: Path) -> Path:
      "writers gvt in the file, greedy,gvt now"),
     (["--budgets", "2"], ["--budgets", "2", "--node-limit", "100"], "node_limit none in the file, 100 now"),
     ([], ["--budgets", "2"], "budgets none in the file, 2 now"),
+    (["--budgets", "2"], ["--budgets", "2", "--group-capacity", "2"], "group_capacity none in the file, 2 now"),
+    (["--budgets", "2"], ["--budgets", "2", "--certify", "highs"], "certify none in the file, highs now"),
 ])
 def test_resume_with_other_options_is_refused_and_the_file_untouched(tmp_path, small_set, capsys, first, second, what):
     out = tmp_path / "out.jsonl"
