@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 from pathlib import Path
 
 import memaudit_fast
@@ -89,7 +90,7 @@ def test_no_import_circle() -> None:
         if node not in state:
             visit(node, [node])
     # A package's __init__ importing its own submodules is not a circle of the layout.
-    real = [c for c in cycles if not any(b.startswith(a + ".") for a, b in zip(c, c[1:]))]
+    real = [c for c in cycles if not any(b.startswith(a + ".") for a, b in itertools.pairwise(c))]
     assert real == []
 
 
