@@ -299,3 +299,21 @@ def test_a_member_cut_short_anywhere_in_the_file_is_completed(tmp_path, small_se
     assert set(keys(records).values()) == {1} and len(records) == len(full)
     assert sorted(json.dumps({k: v for k, v in r.items() if k != "seconds"}, sort_keys=True) for r in records) == \
         sorted(json.dumps({k: v for k, v in r.items() if k != "seconds"}, sort_keys=True) for r in full)
+
+
+def test_workers_that_cannot_start_leave_the_output_as_it_was(tmp_path, small_set, monkeypatch):
+    from memaudit_fast.errors import UsageError
+    from memaudit_fast.experiments import batch as batch_module
+
+    def unreachable(*args: object, **kwargs: object) -> None:
+        raise UsageError("cannot start or reach Ray (head:6379): connection refused")
+
+    monkeypatch.setattr(batch_module, "make_runner", unreachable)
+    existing = tmp_path / "old.jsonl"
+    existing.write_bytes(b"old results\n")
+    with pytest.raises(UsageError, match="reach Ray"):
+        run_batch([small_set], existing, backend="ray", overwrite=True)
+    assert existing.read_bytes() == b"old results\n"
+    with pytest.raises(UsageError, match="reach Ray"):
+        run_batch([small_set], tmp_path / "new.jsonl", backend="ray")
+    assert not (tmp_path / "new.jsonl").exists()

@@ -332,20 +332,27 @@ def run_batch(
     size = 1 if backend == "serial" or (backend != "ray" and workers <= 1) else (chunk_size or DEFAULT_CHUNK[backend])
     input_paths = [Path(p) for p in paths]
     output = open_output(Path(out), input_paths, options, resume=resume, overwrite=overwrite)
-    summary = BatchSummary(truncated_tail=output.done.torn_tail)
     start = time.perf_counter()
+    try:
+        # Workers (or a Ray cluster) first: if they cannot start, the output stays as it was.
+        runner = make_runner(backend, _score_chunk, (options,), workers, ray_address)
+    except BaseException:
+        output.abandon()
+        raise
+    summary = BatchSummary(truncated_tail=output.done.torn_tail)
     counter = _Counter(input_paths) if progress is not None else None
     main_thread = threading.current_thread() is threading.main_thread()
     # SIGTERM stops the run like Ctrl-C, unless the program has a handler of its own.
     own_term = main_thread and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt) if own_term else None
     try:
+        output.start()
         if counter is not None:
             counter.start()
-        _drive(input_paths, output, options, summary, progress, counter,
-               lambda: make_runner(backend, _score_chunk, (options,), workers, ray_address), size)
+        _drive(input_paths, output, options, summary, progress, counter, runner, size)
         os.fsync(output.fd)
     finally:
+        runner.close()
         os.close(output.fd)
         if previous_term is not None:
             signal.signal(signal.SIGTERM, previous_term)
@@ -354,7 +361,7 @@ def run_batch(
 
 
 def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summary: BatchSummary,
-           progress: Progress | None, counter: _Counter | None, make_runner: Callable[[], Any], size: int) -> None:
+           progress: Progress | None, counter: _Counter | None, runner: Any, size: int) -> None:
     done = output.done
     seen: set[str] = set()
     planned = options.planned_keys()
@@ -405,21 +412,20 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
                 summary.failures.extend(errors[:max(0, room)])
             tick(1 if errors else 0)
 
-    runner = make_runner()
     window: deque[Any] = deque()
     try:
-        try:
-            for chunk in chunks(pending(), size):
-                window.append(runner.submit(chunk))
-                while len(window) >= runner.depth:
-                    write(runner.result(window.popleft()))
-            while window:
+        for chunk in chunks(pending(), size):
+            window.append(runner.submit(chunk))
+            while len(window) >= runner.depth:
                 write(runner.result(window.popleft()))
-        except (KeyboardInterrupt, _Stop):
-            summary.interrupted = True
-            _keep_finished(runner, window, write)
-    finally:
-        runner.close()
+        while window:
+            write(runner.result(window.popleft()))
+    except (KeyboardInterrupt, _Stop):
+        summary.interrupted = True
+        _keep_finished(runner, window, write)
+    except BaseException:
+        runner.stop()  # an internal failure: no worker goes on solving for nobody
+        raise
     summary.stale = len(done.members - seen)
 
 

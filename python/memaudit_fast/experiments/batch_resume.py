@@ -227,9 +227,26 @@ def _options_of_first_record(parsed: ResultsFile) -> BatchOptions:
 # The output file ------------------------------------------------------------------------------
 @dataclass
 class Output:
+    """The locked output of a run. Nothing in it changes before :meth:`start`."""
+
     path: Path
     fd: int
     done: Done
+    created: bool  # the file did not exist before this run
+    keep_bytes: int | None  # where start() cuts the file (None: as it is)
+
+    def start(self) -> None:
+        """Drop a torn last line (resume) or the old records (overwrite): the run begins."""
+        if self.keep_bytes is not None:
+            os.ftruncate(self.fd, self.keep_bytes)
+
+    def abandon(self) -> None:
+        """Close without having started: an empty file this run created goes away."""
+        try:
+            if self.created and os.fstat(self.fd).st_size == 0:
+                self.path.unlink(missing_ok=True)
+        finally:
+            os.close(self.fd)
 
 
 def _lock(fd: int) -> bool:
@@ -245,7 +262,7 @@ def _lock(fd: int) -> bool:
 
 
 def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume: bool, overwrite: bool) -> Output:
-    """Check, open and lock the output; nothing is modified until every check has passed."""
+    """Check, open and lock the output; nothing in it is modified until ``Output.start``."""
     if resume and overwrite:
         raise UsageError("--resume continues the results file and --force replaces it; give one of them")
     resolved = out.resolve()
@@ -270,18 +287,18 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
             raise UsageError(f"{out} is being written by another batch run (it holds the file's lock); "
                              "wait for it to finish, or choose another --out")
         done = Done()
+        keep: int | None = None
         if resume:
             size = os.fstat(fd).st_size
             data = os.pread(fd, size, 0) if size else b""
             done = _check_resumable(parse_results(data, str(out)), options)
-            if done.torn_tail:
-                os.ftruncate(fd, done.complete_bytes)
+            keep = done.complete_bytes if done.torn_tail else None
         elif overwrite:
-            os.ftruncate(fd, 0)
+            keep = 0
     except BaseException:
-        os.close(fd)
+        Output(out, fd, Done(), not existed, None).abandon()
         raise
-    return Output(out, fd, done)
+    return Output(out, fd, done, not existed, keep)
 
 
 def write_all(fd: int, data: bytes) -> None:
