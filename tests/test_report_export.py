@@ -55,3 +55,21 @@ def test_parquet_export_round_trip(tmp_path):
     assert table[0]["selected"] == ["c1"]
     assert table[-1]["status"] == "error" and table[-1]["error"] == "bad"
     assert main(["export", str(results), str(tmp_path / "r.parquet")]) == 2  # never overwrites
+    # Every field is kept: the blocks the old export dropped are columns now.
+    assert table[0]["ablation_tombstone+update_fraction_of_opt"] == pytest.approx(0.58)
+    assert table[0]["size_candidates"] == 20 and table[0]["distribution"] == "base"
+    assert table[0]["budget"] == 2.0 and table[0]["certificate_agrees"] is True
+
+
+def test_long_layout_has_one_row_per_writer(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    results = tmp_path / "r.jsonl"
+    rows = records()
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["export", str(results), str(tmp_path / "r.parquet"), "--layout", "long"]) == 0
+    table = pq.read_table(tmp_path / "r.parquet").to_pylist()
+    # One row per (package, budget, writer); the error record, which has no writer, keeps one row.
+    assert len(table) == 2 * (len(rows) - 1) + 1
+    gvt = [t for t in table if t["writer"] == "gvt"]
+    assert len(gvt) == len(rows) - 1 and gvt[0]["writer_ratio"] == pytest.approx(0.97)
+    assert table[-1]["status"] == "error" and table[-1]["writer"] is None

@@ -69,11 +69,15 @@ def test_eval_retrieval_reports_every_category(locomo_file: Path, tmp_path: Path
                                                capsys: pytest.CaptureFixture[str]) -> None:
     report = tmp_path / "eval.json"
     code = main(["eval-retrieval", "--locomo", str(locomo_file), "--sample-id", "mini-1",
-                 "--embedder", "hashing:512", "--budgets", "20,400", "--json", str(report)])
+                 "--embedder", "hashing:512", "--budgets", "20,400", "--out", str(report), "--quiet"])
     assert code == 0
-    out = capsys.readouterr().out
-    assert "Evidence recall at 20 words" in out and "| all | 4 |" in out
+    out, err = capsys.readouterr()
+    assert "Evidence recall at 20 words" in out and "| all | 4 |" in out and err == ""
     body = json.loads(report.read_text())
+    assert main(["eval-retrieval", "--locomo", str(locomo_file), "--sample-id", "mini-1",
+                 "--embedder", "hashing:512", "--budgets", "20,400", "--json"]) == 0
+    printed = capsys.readouterr()
+    assert json.loads(printed.out)["cells"] == body["cells"] and "eval-retrieval: 3/3 stores" in printed.err
     assert body["systems"] == ["membox", "membox-boxes", "engram", "flat"]
     assert body["skipped_questions"] == 1
     cells = {(c["system"], c["category"], c["budget"]): c for c in body["cells"]}

@@ -96,7 +96,7 @@ def test_request_shape_and_json_mode(server: ChatServer) -> None:
     assert req["response_format"] == {"type": "json_object"}
     assert [m["role"] for m in req["messages"]] == ["system", "user"]
     assert "Ana: I adopted a puppy" in req["messages"][1]["content"]
-    assert server.headers[0]["Authorization"] == "Bearer sk-test"
+    assert {k.lower(): v for k, v in server.headers[0].items()}["authorization"] == "Bearer sk-test"
     assert delays == []
 
 
@@ -206,3 +206,33 @@ def test_writers_run_end_to_end_through_the_http_client(server: ChatServer) -> N
     assert [b.dia_ids[0] for b in membox.boxes.values()] == ["D1:1", "D1:6", "D2:1"]
     assert all(len(b.event_ids) == 1 for b in membox.boxes.values())
     assert any(p["messages"][0]["content"].startswith("You link") for p in server.requests)
+
+
+def test_accepted_answers_are_cached_on_disk(server: ChatServer, tmp_path: Any) -> None:
+    server.script = [_reply("not JSON"), _reply('{"label": "continuous"}')]
+    cache = tmp_path / "answers.sqlite"
+    llm, _ = _client(server, cache=cache)
+    assert llm.topic_continuation([TURN], TURN) == "continuous"
+    assert len(server.requests) == 2
+    again, _ = _client(server, cache=cache)  # a new process would see the same file
+    assert again.topic_continuation([TURN], TURN) == "continuous"
+    assert len(server.requests) == 2 and again.cache is not None and again.cache.hits == 1
+    server.script = [_reply('{"episodic": false, "semantic": true, "procedural": false}')]
+    assert again.route(TURN) == 0b010 and len(server.requests) == 3  # another prompt: asked
+
+
+def test_the_cache_comes_from_the_environment(server: ChatServer, tmp_path: Any,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMAUDIT_LLM_CACHE", str(tmp_path / "env.sqlite"))
+    llm, _ = _client(server)
+    assert llm.cache is not None and llm.cache.path == tmp_path / "env.sqlite"
+
+
+def test_without_the_sdk_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from memaudit_fast.writers.errors import DependencyMissing
+
+    monkeypatch.setitem(sys.modules, "openai", None)
+    with pytest.raises(DependencyMissing, match=r"memaudit_fast\[llm\]"):
+        OpenAIChatLLM("http://127.0.0.1:9/v1", "m")

@@ -7,19 +7,24 @@ from .evaluate.ablation import ablate
 from .evaluate.baselines import BASELINE_WRITERS, run_writer, run_writers
 from .evaluate.scoring import score
 from .model.compiled import CompiledPackage, compile_package
+from .model.examples import example_package, example_package_path
 from .model.io import load_package, save_package
 from .model.package import Package
 from .model.sets import iter_packages, write_package_set
+from .progress import Progress
+from .results.frame import read_results, results_to_frame, results_to_table
 from .solve.certify import certify, certify_results
-from .solve.exact import SolveResult, solve
+from .solve.exact import CancelToken, SolveResult, solve
 
 __all__ = [
     "BASELINE_WRITERS",
+    "CancelToken",
     "CertificationError",
     "CompiledPackage",
     "MemauditError",
     "Package",
     "PackageError",
+    "Progress",
     "SolveResult",
     "SolverError",
     "UsageError",
@@ -27,8 +32,13 @@ __all__ = [
     "certify",
     "certify_results",
     "compile_package",
+    "example_package",
+    "example_package_path",
     "iter_packages",
     "load_package",
+    "read_results",
+    "results_to_frame",
+    "results_to_table",
     "run_writer",
     "run_writers",
     "save_package",

@@ -1,6 +1,8 @@
 """The error hierarchy. Every error a user can cause is a ``MemauditError``.
 
 The CLI maps ``exit_code`` to the process exit status: 2 for bad input, 1 for internal errors.
+Each class also subclasses the builtin a caller would catch: ``ValueError`` for bad input
+(``PackageError``, ``UsageError``), ``RuntimeError`` for a solver or certifier that could not run.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ class MemauditError(Exception):
     exit_code = 1
 
 
-class PackageError(MemauditError):
+class PackageError(MemauditError, ValueError):
     """A package (or package set, export, result file) is malformed.
 
     The message names the package, the record (index or line), the field, what was found
@@ -47,15 +49,15 @@ class PackageError(MemauditError):
         super().__init__(f"{': '.join(where)}: {message}" if where else message)
 
 
-class UsageError(MemauditError):
+class UsageError(MemauditError, ValueError):
     """A command or function was called with options that do not fit together."""
 
     exit_code = 2
 
 
-class SolverError(MemauditError):
+class SolverError(MemauditError, RuntimeError):
     """The exact solver could not run (not: stopped by a limit, which is a status)."""
 
 
-class CertificationError(MemauditError):
+class CertificationError(MemauditError, RuntimeError):
     """The MILP certifier could not build or solve its model."""

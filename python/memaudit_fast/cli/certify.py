@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-from ..errors import CertificationError, PackageError
+from ..errors import CertificationError, PackageError, UsageError
 from ..model.compiled import compile_package
-from ..model.jsonio import loads_strict, read_text
-from ..model.sets import iter_set_entries
+from ..model.jsonio import loads_strict
 from ..solve.certify import SOLVERS, certify
-from .common import add_subparser, print_json_line, print_table
+from .common import add_subparser, print_json_line, print_table, read_entries
 
 RESULT_FORMAT = "memaudit.result/1"
 EXIT_FAILED = 1
@@ -31,9 +29,9 @@ def add_parser(subparsers: Any) -> None:
         "limit (or some result is an error record), 2 bad input.",
         "memaudit certify results.jsonl --package small.jsonl.gz --solver highs --json",
     )
-    p.add_argument("results", metavar="RESULTS.jsonl")
+    p.add_argument("results", metavar="RESULTS.jsonl", help="results file (- for stdin)")
     p.add_argument("--package", required=True, metavar="PATH",
-                   help="the package, or a set of packages (.jsonl, .jsonl.gz, directory)")
+                   help="the package, or a set of packages (.jsonl, .jsonl.gz, directory; - for stdin)")
     p.add_argument("--solver", default="auto", choices=list(SOLVERS),
                    help="auto = Gurobi when installed and its licence takes the model, else HiGHS")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per MILP (default 60)")
@@ -48,7 +46,9 @@ def add_parser(subparsers: Any) -> None:
 
 def read_results(path: str) -> list[tuple[str, dict[str, Any]]]:
     """(label, record) per non-empty line; anything but a result object is a PackageError."""
-    text = read_text(Path(path))
+    from ..results.export import read_results_text
+
+    text, path = read_results_text(path)
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -68,12 +68,14 @@ def _not_certified(message: str, *, failed: bool) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.results == "-" and args.package == "-":
+        raise UsageError("RESULTS and --package cannot both be read from stdin")
     results = read_results(args.results)
     wanted: dict[str, list[int]] = {}
     for k, (_, record) in enumerate(results):
         wanted.setdefault(record["package_id"], []).append(k)
     certificates: dict[int, dict[str, Any]] = {}
-    for entry in iter_set_entries([args.package]):
+    for entry in read_entries([args.package]):
         if entry.package is None or entry.package.package_id not in wanted:
             continue
         compiled = compile_package(entry.package)

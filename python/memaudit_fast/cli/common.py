@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
-from typing import Any
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..model.package import Package
+    from ..model.sets import SetEntry
+
+#: The name that means standard input (or output) wherever a command takes one file.
+STDIO = "-"
 
 
 def add_subparser(subparsers: Any, name: str, summary: str, example: str) -> argparse.ArgumentParser:
@@ -24,8 +34,9 @@ def print_json_line(record: dict[str, Any]) -> None:
 
 
 def print_table(headers: list[str], rows: list[list[Any]]) -> None:
-    """A plain aligned table (no colour, so it pipes cleanly)."""
-    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in row] for row in rows]
+    """A plain aligned table (no colour, so it pipes cleanly), one precision per column."""
+    digits = [_column_decimals([row[i] for row in rows if i < len(row)]) for i in range(len(headers))]
+    cells = [[str(h) for h in headers]] + [[_fmt(c, digits[i]) for i, c in enumerate(row)] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     for k, row in enumerate(cells):
         print("  ".join(c.rjust(w) if k and _numeric(c) else c.ljust(w) for c, w in zip(row, widths)).rstrip())
@@ -33,9 +44,26 @@ def print_table(headers: list[str], rows: list[list[Any]]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
-def _fmt(value: Any) -> str:
+def _column_decimals(values: list[Any]) -> int | None:
+    """Decimals that show every float of a column to 6 significant digits (at most 6), or None
+    when some float needs an exponent (then the whole column is in scientific notation)."""
+    decimals = 0
+    for v in values:
+        if isinstance(v, float) and math.isfinite(v):
+            text = f"{v:.6g}"
+            if "e" in text or 0 < abs(v) < 1e-3:  # fixed decimals would drop its digits
+                return None
+            decimals = max(decimals, len(text.partition(".")[2]))
+    return min(decimals, 6)
+
+
+def _fmt(value: Any, decimals: int | None = None) -> str:
     if isinstance(value, float):
-        return f"{value:.6g}"
+        if not math.isfinite(value):
+            return f"{value:g}"
+        if decimals is None:
+            return f"{value:.3e}"
+        return f"{value:.{decimals}f}"
     return str(value)
 
 
@@ -68,3 +96,87 @@ def number_list(text: str) -> list[float]:
 
 def name_list(text: str) -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
+
+
+def add_quiet(p: argparse.ArgumentParser) -> None:
+    """``--quiet``: no progress display and no summary lines on stderr."""
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress display on stderr")
+
+
+def read_stdin() -> str:
+    return sys.stdin.read()
+
+
+def stdin_entries() -> Iterator[SetEntry]:
+    """The packages on stdin: one JSON package (pretty-printed or not), or a JSONL set."""
+    from ..errors import PackageError
+    from ..model.jsonio import loads_strict
+    from ..model.package import Package
+    from ..model.sets import SetEntry
+
+    text = read_stdin()
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if not lines:
+        yield SetEntry("<stdin>", None, PackageError("no input on stdin; expected a package or a JSONL set",
+                                                     source="<stdin>"))
+        return
+    try:
+        one_per_line = len(lines) > 1 and isinstance(json.loads(lines[0][1]), dict)
+    except ValueError:
+        one_per_line = False
+    chunks = [(f"<stdin> line {n}", line) for n, line in lines] if one_per_line else [("<stdin>", text)]
+    for label, chunk in chunks:
+        try:
+            data = loads_strict(chunk, source=label, record="" if one_per_line else None)
+            yield SetEntry(label, Package.from_dict(data, source=label), None)
+        except PackageError as exc:
+            yield SetEntry(label, None, exc)
+
+
+def read_entries(paths: Iterable[str | Path]) -> Iterator[SetEntry]:
+    """Like :func:`memaudit_fast.model.sets.iter_set_entries`, with ``-`` for stdin."""
+    from ..model.sets import iter_set_entries
+
+    for path in paths:
+        if str(path) == STDIO:
+            yield from stdin_entries()
+        else:
+            yield from iter_set_entries([path])
+
+
+def load_one(path: str | Path) -> Package:
+    """One package from a file, an artifact directory, or ``-`` (stdin)."""
+    if str(path) != STDIO:
+        from ..model.io import load_package
+
+        return load_package(path)
+    (entry, *more) = list(stdin_entries())
+    if more:
+        from ..errors import UsageError
+
+        raise UsageError("stdin holds a package set; this command takes one package")
+    if entry.error is not None:
+        raise entry.error
+    assert entry.package is not None
+    return entry.package
+
+
+def read_json_input(path: str | Path) -> Any:
+    """A JSON document from a file or ``-`` (stdin), strictly parsed."""
+    from ..model.jsonio import loads_strict, read_text
+
+    if str(path) == STDIO:
+        return loads_strict(read_stdin(), source="<stdin>")
+    return loads_strict(read_text(Path(path)), source=str(path))
+
+
+def write_text_output(path: str | Path, text: str, *, overwrite: bool = False) -> None:
+    """Write text to a file (atomically, refusing to replace one unless ``overwrite``) or ``-``."""
+    if str(path) == STDIO:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from ..model.jsonio import check_output_path, write_atomic
+
+    check_output_path(Path(path), overwrite=overwrite)
+    write_atomic(Path(path), lambda handle: handle.write(text))

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from .common import add_subparser, name_list
+from ..model.jsonio import check_output_path
+from ..progress import Progress
+from .common import add_quiet, add_subparser, name_list, write_text_output
 from .write import add_model_options, make_llm
 
 
@@ -47,7 +49,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--index-turns", action="store_true",
                    help="membox: rank boxes by their raw turns too, not only topic, events "
                    "and keywords")
-    p.add_argument("--json", metavar="PATH", help="also write the full results as JSON")
+    p.add_argument("--json", action="store_true",
+                   help="print the full results as one JSON document instead of the table")
+    p.add_argument("--out", metavar="PATH", help="also write the full results as JSON to PATH (- for stdout)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
+    add_quiet(p)
     add_model_options(p)
     p.set_defaults(run=run)
 
@@ -63,20 +69,31 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     conversations = load_locomo(args.locomo, args.sample_id)
     embedder = get_embedder(args.embedder)
-    result = evaluate_retrieval(
-        conversations, embedder, writers=args.writers, budgets=args.budgets,
-        llm_factory=lambda emb: make_llm(args, emb), categories=args.categories,
-        progress=lambda msg: print(msg, file=sys.stderr),
-        writer_params={"membox": MemboxParams(index_turns=True)} if args.index_turns else None,
-    )
+    if args.out == "-" and args.json:
+        raise UsageError("--json prints to stdout already; give --out a file name")
+    if args.out and args.out != "-":
+        check_output_path(Path(args.out), overwrite=args.force)  # before the long run, not after
+    with Progress("eval-retrieval", len(conversations) * len(dict.fromkeys(args.writers)), unit="store",
+                  quiet=args.quiet) as bar:
+        result = evaluate_retrieval(
+            conversations, embedder, writers=args.writers, budgets=args.budgets,
+            llm_factory=lambda emb: make_llm(args, emb), categories=args.categories,
+            progress=lambda msg: bar.update(),
+            writer_params={"membox": MemboxParams(index_turns=True)} if args.index_turns else None,
+        )
     seconds = time.perf_counter() - start
-    print(result.table())
+    body = result.to_dict()
+    body["seconds"] = round(seconds, 2)
+    document = json.dumps(body, indent=1) + "\n"
     builds = ", ".join(f"{w} {s:.1f} s" for w, s in result.build_seconds.items())
-    print(f"\n{len(result.conversations)} conversation(s), embedder {result.embedder}, "
-          f"LLM {result.llm}; build time {builds}; total {seconds:.1f} s; "
-          f"{result.skipped_questions} question(s) without evidence skipped")
+    summary = (f"{len(result.conversations)} conversation(s), embedder {result.embedder}, "
+               f"LLM {result.llm}; build time {builds}; total {seconds:.1f} s; "
+               f"{result.skipped_questions} question(s) without evidence skipped")
     if args.json:
-        body = result.to_dict()
-        body["seconds"] = round(seconds, 2)
-        Path(args.json).write_text(json.dumps(body, indent=1) + "\n")
+        sys.stdout.write(document)
+    elif args.out != "-":
+        print(result.table())
+        print(f"\n{summary}")
+    if args.out:
+        write_text_output(args.out, document, overwrite=args.force)
     return 0

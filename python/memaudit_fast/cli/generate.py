@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
 from ..model.io import save_package
+from ..model.jsonio import dumps
 from ..model.package import Package
 from ..model.sets import is_jsonl, write_package_set
 from ..suites.costs import COST_MODELS
@@ -48,8 +51,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     group.add_argument("--budget-fracs", type=number_list, metavar="F,...",
                        help="budgets as fractions of each package's total candidate cost "
                             "(floored), e.g. 0.05,0.1")
-    p.add_argument("--out", required=True, metavar="FILE.json|SET.jsonl", help="output path")
+    p.add_argument("--out", required=True, metavar="FILE.json|SET.jsonl|-",
+                   help="output path, or - for JSON lines on stdout")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.add_argument("--json", action="store_true", help="report what was written as one JSON line")
     p.set_defaults(run=run)
     return p
 
@@ -60,6 +65,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--count {args.count}: expected a number >= 1")
     if args.seed < 0:
         raise UsageError(f"--seed {args.seed}: expected a number >= 0")
+    if args.out == "-":
+        packages = generate_set(args.distribution, range(args.seed, args.seed + args.count), scale=args.scale,
+                                cost_model=args.cost_model, budgets=args.budgets, budget_fracs=args.budget_fracs)
+        for pkg in _validated(packages):
+            sys.stdout.write(dumps(pkg.data, indent=None) + "\n")
+        return 0
     as_set = is_jsonl(out)
     if not as_set and not out.name.endswith(".json"):
         raise UsageError(f"--out {out}: expected a name ending in .json, .jsonl or .jsonl.gz")
@@ -72,12 +83,18 @@ def run(args: argparse.Namespace) -> int:
                             budgets=args.budgets, budget_fracs=args.budget_fracs)
     if as_set:
         written = write_package_set(_validated(packages), out, overwrite=args.force)
-        print(f"wrote {written} packages to {out}")
+        if args.json:
+            print(json.dumps({"written": str(out), "packages": written}))
+        else:
+            print(f"wrote {written} packages to {out}")
     else:
         pkg = next(_validated(packages))
         save_package(pkg, out, layout="json", overwrite=args.force)
-        print(f"wrote {out} ({pkg.package_id}: {len(pkg.candidates)} candidates, "
-              f"budgets {pkg.data['budgets']})")
+        if args.json:
+            print(json.dumps({"written": str(out), "packages": 1, "package_id": pkg.package_id}))
+        else:
+            print(f"wrote {out} ({pkg.package_id}: {len(pkg.candidates)} candidates, "
+                  f"budgets {pkg.data['budgets']})")
     return 0
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
 from ..systems import IMPORTERS
-from .common import add_subparser, name_list, number_list
+from .common import add_subparser, load_one, name_list, number_list
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -39,11 +40,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("system", choices=IMPORTERS, help="which system wrote the store")
     p.add_argument("export", metavar="EXPORT", help="the exported store (see above)")
-    p.add_argument("--package", required=True, metavar="PKG", help="package or union package (.json)")
-    p.add_argument("--out", required=True, metavar="UNION.json", help="where to write the union")
+    p.add_argument("--package", required=True, metavar="PKG", help="package or union package (.json; - for stdin)")
+    p.add_argument("--out", required=True, metavar="UNION.json", help="where to write the union (- for stdout)")
     p.add_argument("--name", metavar="NAME", help="system name in the union (default: SYSTEM)")
     p.add_argument("--replace", action="store_true", help="replace a system of the same name in the union")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--json", action="store_true",
+                   help="the import's summary (memories, statuses, cost, arbiter) as one JSON line")
     p.add_argument("--history", metavar="PATH", help="mem0: history SQLite file or JSON/JSONL rows")
     p.add_argument("--passages", metavar="PATH", help="letta: separate passages file (JSON list or JSONL)")
     p.add_argument("--labels", type=name_list, metavar="L,...", help="letta: keep only these block labels")
@@ -92,12 +95,13 @@ def _arbiter(args: argparse.Namespace, package: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..model.io import load_package, save_package
-    from ..model.jsonio import check_output_path
+    from ..model.io import save_package
+    from ..model.jsonio import check_output_path, dumps
     from ..systems import read_system
 
     out = Path(args.out)
-    check_output_path(out, inputs=(Path(args.package),), overwrite=args.force)
+    if args.out != "-":
+        check_output_path(out, inputs=() if args.package == "-" else (Path(args.package),), overwrite=args.force)
     for flag, owner in (("history", "mem0"), ("passages", "letta"), ("labels", "letta")):
         if getattr(args, flag) and args.system != owner:
             raise UsageError(f"--{flag} applies to {owner} exports only")
@@ -108,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--thresholds takes two numbers FULL,PARTIAL with PARTIAL <= FULL")
     if args.top_k is not None and args.top_k < 1:
         raise UsageError("--top-k must be at least 1")
-    package = load_package(args.package)
+    package = load_one(args.package)
     export = read_system(args.system, args.export, history=args.history, passages=args.passages,
                          labels=args.labels, view=args.view)
     arbiter = _arbiter(args, package)
@@ -116,13 +120,21 @@ def run(args: argparse.Namespace) -> int:
 
     union = build_union(package, export, arbiter, name=args.name, cost_model=args.cost_model,
                         replace=args.replace)
-    save_package(union, out, layout="json", overwrite=args.force)
+    if args.out == "-":
+        sys.stdout.write(dumps(union.data) + "\n")
+    else:
+        save_package(union, out, layout="json", overwrite=args.force)
+    summary = sys.stderr if args.out == "-" else sys.stdout
     info = union.data["meta"]["systems"][args.name or args.system]
     arb = info["arbiter"]
+    if args.json:
+        print(json.dumps({"package_id": union.package_id, "system": args.name or args.system, **info},
+                         default=str), file=summary)
+        return 0
     statuses = ", ".join(f"{n} {s}" for s, n in info["by_status"].items()) or "none"
     print(f"{union.package_id}: imported {info['memories']} {args.system} memories ({statuses}) "
           f"as '{args.name or args.system}'; store cost {info['store_cost']:g} {info['cost_model']}; "
-          f"{info['units_covered']} of {len(union.units)} units covered")
+          f"{info['units_covered']} of {len(union.units)} units covered", file=summary)
     if arb.get("judge") == "embedding":
         cal = arb["calibration"]
         choice = f" ({cal['stats']['embedder_choice']})" if cal["stats"].get("embedder_choice") else ""
@@ -132,5 +144,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"  arbiter: LLM {arb.get('model')}; cache {arb['cache_hits']} hits, "
               f"{arb['cache_misses']} judged", file=sys.stderr)
-    print(f"wrote {out}")
+    print(f"wrote {'stdout' if args.out == '-' else out}", file=summary)
     return 0

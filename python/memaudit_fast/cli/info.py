@@ -8,8 +8,7 @@ from collections import Counter
 from typing import Any
 
 from ..model.compiled import compile_package
-from ..model.io import load_package
-from .common import add_subparser
+from .common import add_subparser, load_one
 
 
 def add_parser(subparsers: Any) -> None:
@@ -18,13 +17,13 @@ def add_parser(subparsers: Any) -> None:
         "Show a package's counts, budgets, costs, weights rule and saturation.",
         "memaudit info package.json --json",
     )
-    p.add_argument("path", metavar="PATH")
+    p.add_argument("path", metavar="PATH", help="a package file or artifact directory (- for stdin)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 
 
 def package_info(path: str) -> dict[str, Any]:
-    pkg = load_package(path)
+    pkg = load_one(path)
     compiled = compile_package(pkg)
     reps = Counter(c.get("representation", "unspecified") for c in pkg.candidates)
     return {

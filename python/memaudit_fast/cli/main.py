@@ -56,6 +56,52 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# One line per subcommand for bare ``memaudit`` (each --help says the rest).
+SHORT_HELP = {
+    "demo": "the built-in example end to end",
+    "validate": "check packages, artifact directories and sets",
+    "info": "counts, budgets, costs, weights rule and saturation of a package",
+    "convert": "single-file JSON <-> artifact directory, without loss",
+    "solve": "exact OPT(B) of packages, optionally certified by a MILP",
+    "sweep": "OPT and every baseline writer's ratio over budgets; ablations",
+    "score": "F(X) / OPT(B) of a store chosen elsewhere",
+    "certify": "check earlier results against an independent MILP",
+    "generate": "MEMAUDIT-Small synthetic packages",
+    "natural": "natural packages from LoCoMo dialogue",
+    "batch": "parallel, resumable scoring of package sets",
+    "export": "results as a table (Parquet, CSV, TSV, Feather, JSON lines)",
+    "report": "figures and an HTML page from results",
+    "reproduce": "the paper's findings, next to the paper's figures",
+    "write": "build Membox, ENGRAM or flat stores from LoCoMo",
+    "retrieve": "answer a question from a written store",
+    "eval-retrieval": "evidence recall of the writers on LoCoMo",
+    "import": "an external memory system's store into a union package",
+    "score-store": "extraction vs selection ratios over OPT(union)",
+    "train-estimator": "fit the write-time value estimator of the coverage-blind writers",
+}
+
+
+def print_short_usage(parser: argparse.ArgumentParser) -> None:
+    """Bare ``memaudit``: the subcommands, one line each, on stderr."""
+    lines = ["usage: memaudit COMMAND [options]   ('memaudit COMMAND --help' for one, --version)", "",
+             "commands:"]
+    commands = _commands(parser)
+    lines += [f"  {name:<15} {SHORT_HELP.get(name) or _first_clause(sub)}" for name, sub in commands.items()]
+    print("\n".join(lines), file=sys.stderr)
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _first_clause(sub: argparse.ArgumentParser) -> str:
+    """A subcommand without a line in SHORT_HELP: the first clause of its own help."""
+    return (sub.description or "").split(". ")[0].split(" (")[0][:70]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -63,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
         return int(exc.code or 0)
     if not getattr(args, "run", None):
-        parser.print_help()
+        print_short_usage(parser)
         return 2
     try:
         return int(args.run(args))

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
 from ..model.io import save_package
-from ..model.jsonio import check_output_path
+from ..model.jsonio import check_output_path, dumps
 from ..model.package import Package
 from ..model.sets import is_jsonl, write_package_set
+from ..progress import Progress
 from ..suites.costs import COST_MODELS
 from ..suites.locomo import CATEGORY_NAMES, DEFAULT_BUDGET_FRACS, locomo_package, read_locomo
-from .common import add_subparser, name_list, number_list
+from .common import add_quiet, add_subparser, name_list, number_list, print_json_line
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -24,14 +26,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         subparsers, "natural",
         "Build natural packages from a dialogue dataset. 'locomo' reads a LoCoMo-format JSON "
         "file and writes one package per conversation.",
-        "memaudit natural locomo ../shared/data/locomo/locomo7.json --out locomo.jsonl",
+        "memaudit natural locomo locomo10.json --out locomo.jsonl",
     )
     sources = p.add_subparsers(dest="dataset", metavar="DATASET", required=True)
     fracs = ",".join(f"{f:g}" for f in DEFAULT_BUDGET_FRACS)
     lp = add_subparser(
         sources, "locomo",
         "One package per conversation of a LoCoMo-format file.",
-        "memaudit natural locomo ../shared/data/locomo/locomo7.json --out natural/ "
+        "memaudit natural locomo locomo10.json --out natural/ "
         "--budgets 50,100,200",
     )
     lp.description = (
@@ -46,7 +48,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     lp.add_argument("path", metavar="PATH",
                     help="LoCoMo-format JSON file (a list of conversations)")
-    lp.add_argument("--out", required=True, metavar="DIR|SET.jsonl", help="output directory or set")
+    lp.add_argument("--out", required=True, metavar="DIR|SET.jsonl|-",
+                    help="output directory, set, or - for a JSONL set on stdout")
     lp.add_argument("--cost-model", choices=sorted(COST_MODELS), default="words",
                     help="cost of a candidate's text; default words")
     group = lp.add_mutually_exclusive_group()
@@ -64,6 +67,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     lp.add_argument("--context", type=int, default=0, metavar="K",
                     help="--per-query: also keep K neighbouring turns each side as distractors")
     lp.add_argument("--force", action="store_true", help="replace existing output files")
+    lp.add_argument("--json", action="store_true",
+                    help="one JSON summary line per package (on stderr with --out -)")
+    add_quiet(lp)
     lp.set_defaults(run=run)
     return p
 
@@ -78,18 +84,23 @@ def run(args: argparse.Namespace) -> int:
     if args.context:
         raise UsageError("--context needs --per-query")
     records = read_locomo(args.path)
-    packages = [
-        Package.from_dict(
-            locomo_package(record, cost_model=args.cost_model, budgets=args.budgets,
-                           budget_fracs=args.budget_fracs, categories=args.categories,
-                           source=f"{args.path}[{i}]")
-        )
-        for i, record in enumerate(records)
-    ]
+    packages = []
+    with Progress("natural locomo", len(records), unit="conversation", quiet=args.quiet) as bar:
+        for i, record in enumerate(records):
+            packages.append(Package.from_dict(
+                locomo_package(record, cost_model=args.cost_model, budgets=args.budgets,
+                               budget_fracs=args.budget_fracs, categories=args.categories,
+                               source=f"{args.path}[{i}]")
+            ))
+            bar.update()
     out = Path(args.out)
-    if is_jsonl(out):
+    if args.out == "-":
+        for pkg in packages:
+            sys.stdout.write(dumps(pkg.data, indent=None) + "\n")
+        sys.stdout.flush()
+    elif is_jsonl(out):
         write_package_set(packages, out, overwrite=args.force)
-        print(f"wrote {len(packages)} packages to {out}")
+        print(f"wrote {len(packages)} packages to {out}", file=sys.stderr if args.json else sys.stdout)
     else:
         if out.exists() and not out.is_dir():
             raise UsageError(f"--out {out}: exists and is not a directory; give a directory "
@@ -102,10 +113,24 @@ def run(args: argparse.Namespace) -> int:
             check_output_path(target, overwrite=args.force)
         for pkg, target in zip(packages, targets):
             save_package(pkg, target, layout="json", overwrite=args.force)
-        print(f"wrote {len(packages)} packages to {out}/")
+        print(f"wrote {len(packages)} packages to {out}/", file=sys.stderr if args.json else sys.stdout)
     for pkg in packages:
-        _print_summary(pkg)
+        if args.json:
+            _json_summary(pkg, to_stderr=args.out == "-")
+        elif args.out != "-" and not args.quiet:
+            _print_summary(pkg)
     return 0
+
+
+def _json_summary(pkg: Package, *, to_stderr: bool) -> None:
+    meta = pkg.data["meta"]
+    line = {"package_id": pkg.package_id, "turns": len(pkg.experiences), "units": len(pkg.units),
+            "candidates": len(pkg.candidates), "questions": len(pkg.queries), "budgets": pkg.data["budgets"],
+            "repaired": meta["repaired"], "skipped": meta["skipped"]}
+    if to_stderr:
+        print(dumps(line, indent=None), file=sys.stderr)
+    else:
+        print_json_line(line)
 
 
 def _print_summary(pkg: Package) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 from ..results.report import make_report
@@ -14,15 +15,22 @@ def add_parser(subparsers: Any) -> None:
         subparsers, "report",
         "Draw budget-sweep curves, a stress x writer heatmap, ablation curves, external-system "
         "diagnostics and solver time against size from a results file (figures appear when the "
-        "records hold their data), plus an index.html. Needs pip install 'memaudit_fast[report]'.",
+        "records hold their data), plus an index.html with each figure's numbers as a table. "
+        "With --budget-fracs results the budget axis is the fraction of each package's total cost. "
+        "RESULTS - reads stdin; a package set or other non-results file is refused (exit 2). "
+        "Needs pip install 'memaudit_fast[report]'.",
         "memaudit report results.jsonl --out report/",
     )
-    p.add_argument("results", metavar="RESULTS.jsonl")
+    p.add_argument("results", metavar="RESULTS.jsonl", help="results file (- for stdin)")
     p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--json", action="store_true", help="list the files written as one JSON line")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    for path in make_report(args.results, args.out):
+    written = make_report(args.results, args.out)
+    if args.json:
+        print(json.dumps({"written": [str(path) for path in written]}))
+    for path in [] if args.json else written:
         print(f"wrote {path}")
     return 0

@@ -17,12 +17,14 @@ from ..experiments.reproduce import (
     QUICK_SEEDS,
     ReproduceConfig,
     render_markdown,
+    reproduction_json,
     run_reproduction,
     write_outputs,
 )
-from ..model.jsonio import check_output_path
+from ..model.jsonio import check_output_path, dumps
+from ..progress import Progress
 from ..suites.small import DISTRIBUTIONS
-from .common import add_subparser, name_list, number_list
+from .common import add_quiet, add_subparser, name_list, number_list
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -30,7 +32,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         subparsers, "reproduce",
         "Reproduce the MEMAUDIT paper's findings (writers vs exact OPT, no-tombstone ablation, "
         "rank stability across cost models and under annotation noise) and write a report.",
-        "memaudit reproduce --out repro/ --locomo ../shared/data/locomo/locomo7.json",
+        "memaudit reproduce --out repro/ --locomo locomo10.json",
     )
     p.description = (
         "Generate MEMAUDIT-Small packages over every stress distribution and seeds 0..N-1, solve "
@@ -57,7 +59,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         f"{','.join(f'{x:g}' for x in QUICK_NOISE)})")
     p.add_argument("--noise-seed", type=int, default=0, metavar="S",
                    help="seed of the annotation noise (default 0)")
-    p.add_argument("--locomo", metavar="PATH", help="a LoCoMo JSON file (e.g. locomo7.json)")
+    p.add_argument("--locomo", metavar="PATH", help="a LoCoMo JSON file (data/locomo10.json of the LoCoMo repository)")
     p.add_argument("--locomo-limit", type=int, metavar="N",
                    help="only the first N conversations (default all; --quick 1)")
     p.add_argument("--time-limit", type=float, metavar="SECONDS",
@@ -71,6 +73,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="a few-second run: 2 seeds, one noise level, one LoCoMo conversation")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     p.add_argument("--no-print", action="store_true", help="do not print the report")
+    p.add_argument("--json", action="store_true",
+                   help="print the reproduce.json document instead of the markdown report")
+    add_quiet(p)
     p.set_defaults(run=run)
     return p
 
@@ -121,11 +126,16 @@ def run(args: argparse.Namespace) -> int:
     for name in OUTPUT_NAMES:  # fail before a long run, not after it
         check_output_path(out / name, overwrite=args.force)
     command = command_line(cfg, args.out)
-    result = run_reproduction(cfg, command=command,
-                              progress=lambda msg: print(msg, file=sys.stderr))
+    result = run_reproduction(
+        cfg, command=command,
+        track=lambda label, total: Progress(label, total, unit="package", quiet=args.quiet),
+    )
     paths = write_outputs(result, args.out, overwrite=args.force)
-    if not args.no_print:
+    if args.json:
+        print(dumps(reproduction_json(result)))
+    elif not args.no_print:
         print(render_markdown(result))
-    for path in paths:
-        print(f"wrote {path}", file=sys.stderr)
+    if not args.quiet:
+        for path in paths:
+            print(f"wrote {path}", file=sys.stderr)
     return 0

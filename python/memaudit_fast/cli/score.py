@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
 from ..evaluate.scoring import score
-from ..model.io import load_package
-from ..model.jsonio import loads_strict, read_text
 from ..model.package import Package
-from .common import add_subparser, name_list, print_json_line
+from .common import add_subparser, load_one, name_list, print_json_line, read_json_input
 
 
 def add_parser(subparsers: Any) -> None:
@@ -23,12 +20,12 @@ def add_parser(subparsers: Any) -> None:
         "twice) scores 0 and the reason is shown; unknown ids are an error naming them (exit 2).",
         "memaudit score package.json --budget 8 --ids c3,c9",
     )
-    p.add_argument("path", metavar="PACKAGE")
+    p.add_argument("path", metavar="PACKAGE", help="the package (- for stdin)")
     p.add_argument("--budget", type=float, help="the budget B (default: the package's only budget)")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--ids", type=name_list, help="comma-separated candidate ids")
     source.add_argument("--store", metavar="FILE",
-                        help="JSON file: a list of candidate ids, or an object with 'selected'")
+                        help="JSON file (- for stdin): a list of candidate ids, or an object with 'selected'")
     p.add_argument("--opt", type=float, help="OPT(B) if already known (skips the exact solve)")
     p.add_argument("--group-capacity", type=int, metavar="K",
                    help="candidates a group may hold (overrides objective.group_capacity)")
@@ -40,7 +37,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def read_store(path: str) -> list[str]:
-    data = loads_strict(read_text(Path(path)), source=path)
+    data = read_json_input(path)
     ids = data.get("selected") if isinstance(data, dict) else data
     if not (isinstance(ids, list) and all(isinstance(s, str) for s in ids)):
         raise UsageError(f"{path}: expected a JSON list of candidate ids or an object with 'selected'")
@@ -59,7 +56,9 @@ def the_budget(package: Package, budget: float | None) -> float:
 def run(args: argparse.Namespace) -> int:
     from ..model.estimates import with_group_capacity
 
-    package = with_group_capacity(load_package(args.path), args.group_capacity)
+    if args.path == "-" and args.store == "-":
+        raise UsageError("PACKAGE and --store cannot both be read from stdin")
+    package = with_group_capacity(load_one(args.path), args.group_capacity)
     ids = args.ids if args.ids is not None else read_store(args.store)
     result = score(package, ids, the_budget(package, args.budget), opt=args.opt)
     writers = _estimated_writers(package, result, args.estimator) if args.estimator else {}

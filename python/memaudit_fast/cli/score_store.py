@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
-from .common import add_subparser, name_list, number_list, print_json_line, print_table
+from .common import add_subparser, load_one, name_list, number_list, print_json_line, print_table
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -18,7 +19,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "package's own OPT. Selection quality = pruned value / exact ceiling.",
         "memaudit score-store union.json --system mem0 --budgets 50,100 --json",
     )
-    p.add_argument("union", metavar="UNION.json", help="union package written by 'memaudit import'")
+    p.add_argument("union", metavar="UNION.json", help="union package written by 'memaudit import' (- for stdin)")
     p.add_argument("--system", type=name_list, action="extend", metavar="NAME[,NAME]",
                    help="systems to report (repeatable; default: all in the union)")
     p.add_argument("--budgets", type=number_list, metavar="B,...",
@@ -32,10 +33,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..model.io import load_package
     from ..systems.diagnostics import score_store
 
-    union = load_package(args.union)
+    union = load_one(args.union)
     records = score_store(union, args.budgets, args.system, time_limit=args.time_limit)
     if args.json:
         for record in records:
@@ -55,15 +55,31 @@ def run(args: argparse.Namespace) -> int:
          "salience", "upper", "upper_greedy", "rec/upper"],
         rows,
     )
-    notes = [f"{name} @ {rec['budget']}: {key}: {why}"
-             for name in records[0]["systems"] for rec in records
-             for key, why in rec["systems"][name]["reasons"].items()]
+    notes = merged_notes(records)
     unproven = [rec["budget"] for rec in records if not rec["proven_optimal"]]
     if unproven:
         print(f"note: OPT(union) not proven at budgets {unproven}; ratios use the incumbent")
     for line in notes:
         print(f"note: {line}")
     return 0
+
+
+def merged_notes(records: list[dict[str, Any]]) -> list[str]:
+    """Each note once: the same reason at several budgets is one line listing the budgets."""
+    merged: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+    for rec in records:
+        shown = f"{rec['budget']:g}"
+        for name, block in rec["systems"].items():
+            for key, why in block["reasons"].items():
+                text = re.sub(rf"(?<![\w.]){re.escape(shown)}(?![\w.])", "B", str(why))
+                merged.setdefault((name, key, text), []).append((shown, str(why)))
+    out = []
+    for (name, key, text), seen in merged.items():
+        if len(seen) == 1:
+            out.append(f"{name} @ {seen[0][0]}: {key}: {seen[0][1]}")
+        else:
+            out.append(f"{name} @ B = {', '.join(b for b, _ in seen)}: {key}: {text}")
+    return out
 
 
 def _r(value: float | None) -> Any:

@@ -14,13 +14,13 @@ from typing import Any
 from ..errors import MemauditError, UsageError
 from ..model.estimates import with_group_capacity
 from ..model.package import Package
-from ..model.sets import iter_set_entries
 from ..results.records import error_record
 from ..solve.certify import SOLVERS, certify_results
 from ..solve.exact import FINISHERS, SolveResult, format_progress, solve
-from .common import add_subparser, number_list, print_json_line, print_table
+from .common import add_subparser, number_list, print_json_line, print_table, read_entries
 
 EXIT_SOME_FAILED = 3
+EXIT_DISAGREES = 1  # as memaudit certify: a certificate contradicts the optimum
 EXIT_INTERRUPTED = 130
 #: After this many seconds without --time-limit, say once how to stop and what is kept.
 LONG_SOLVE_NOTICE = 10.0
@@ -39,10 +39,12 @@ def add_parser(subparsers: Any) -> None:
         "is the best store's value, 'upper_bound' a proven bound, 'status' optimal / time_limit / "
         "node_limit / interrupted (only 'optimal' is a proof that opt = OPT). Ctrl-C stops the "
         "search and prints what was found so far. Exit code: 0 ok, "
-        f"{EXIT_SOME_FAILED} some package failed, {EXIT_INTERRUPTED} interrupted, 2 bad input.",
+        f"{EXIT_SOME_FAILED} some package failed or a requested certificate could not be made, "
+        f"{EXIT_DISAGREES} a certificate disagrees, {EXIT_INTERRUPTED} interrupted, 2 bad input. "
+        "PATH - reads a package or a JSONL set from stdin.",
         "memaudit solve package.json --budget 4,8 --time-limit 10 --json",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="packages or package sets (.jsonl, .jsonl.gz, directories)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="packages or package sets (.jsonl, .jsonl.gz, directories; - for stdin)")
     budgets = p.add_mutually_exclusive_group()
     budgets.add_argument("--budget", "--budgets", dest="budgets", type=number_list, action="append",
                          metavar="B", help="budget(s), repeatable or comma-separated: --budget 4 --budget 8, --budget 4,8")
@@ -137,15 +139,16 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--write-model needs --certify (highs, gurobi or auto)")
     if not args.handoff_after >= 0:
         raise UsageError(f"--handoff-after must be >= 0, got {args.handoff_after}")
+    check_certifier(args.certify)
     with sigterm_as_interrupt():
         return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
-    failures = 0
+    failures = disagree = uncertified = 0
     rows: list[list[Any]] = []
     interrupted = False
-    for entry in iter_set_entries(args.paths):
+    for entry in read_entries(args.paths):
         try:
             if entry.error is not None:
                 raise entry.error
@@ -162,19 +165,50 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"failed: {entry.label}: {exc}", file=sys.stderr)
             continue
         for result, record in zip(results, records):
+            cert: Any = record.get("certificate")
+            if cert is not None:
+                disagree += cert.get("agrees") is False
+                uncertified += cert.get("agrees") is None
             if args.json:
                 print_json_line(record)
             else:
                 rows.append([result.package_id, result.budget, result.status, result.value, result.upper_bound,
                              f"{100 * result.gap:.3g}%", len(result.selected), result.cost, result.nodes,
-                             f"{result.seconds:.4g}", result.proved_by or "-"])
+                             result.seconds, result.proved_by or "-",
+                             *(_certificate_cells(cert) if cert is not None else [])])
         if any(r.status == "interrupted" for r in results):
             interrupted = True
             break
     if not args.json and rows:
+        certified = ["milp", "certificate", "agrees"] if args.certify != "none" else []
         print_table(["package", "budget", "status", "opt", "upper_bound", "gap", "stored", "cost", "nodes", "seconds",
-                     "proved_by"], rows)
+                     "proved_by", *certified], rows)
+    if disagree or uncertified:
+        print(f"memaudit solve: {disagree} certificate(s) disagree, {uncertified} could not be made "
+              "(see --json for the issues)", file=sys.stderr)
     if interrupted:
         print("memaudit solve: interrupted; the results above are anytime bounds", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return EXIT_SOME_FAILED if failures else 0
+    if disagree:
+        return EXIT_DISAGREES
+    return EXIT_SOME_FAILED if failures or uncertified else 0
+
+
+def check_certifier(name: str) -> None:
+    """A certifier asked for by name must be installed: refuse before solving anything."""
+    import importlib.util
+
+    if name == "gurobi" and importlib.util.find_spec("gurobipy") is None:
+        raise UsageError("--certify gurobi needs gurobipy (pip install 'memaudit_fast[gurobi]'); "
+                         "use --certify highs or auto")
+
+
+def _certificate_cells(cert: dict[str, Any]) -> list[Any]:
+    bracket = cert.get("bracket")
+    if isinstance(bracket, dict):
+        lo, hi = bracket.get("lower"), bracket.get("upper")
+        milp: Any = f"[{'?' if lo is None else f'{lo:.6g}'}, {'?' if hi is None else f'{hi:.6g}'}]"
+    else:
+        milp = "-" if cert.get("value") is None else cert["value"]
+    where = cert.get("solver") or "-"
+    return [milp, f"{where} {cert.get('status')}", {True: "yes", False: "NO", None: "-"}[cert.get("agrees")]]

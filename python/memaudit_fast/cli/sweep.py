@@ -12,9 +12,16 @@ from ..errors import MemauditError, UsageError
 from ..evaluate.ablation import ablate, ablation_block, parse_drop
 from ..evaluate.baselines import BASELINE_WRITERS, check_writers, writer_context, writer_scores
 from ..model.package import Package
-from ..model.sets import iter_set_entries
 from ..solve.certify import SOLVERS, certify
-from .common import add_subparser, name_list, number_list, print_json_line, print_table
+from .common import (
+    add_subparser,
+    name_list,
+    number_list,
+    print_json_line,
+    print_table,
+    read_entries,
+)
+from .solve import check_certifier
 
 EXIT_SOME_FAILED = 3
 
@@ -31,7 +38,7 @@ def add_parser(subparsers: Any) -> None:
         f"too). Exit code: 0 ok, {EXIT_SOME_FAILED} some package failed, 2 bad input.",
         "memaudit sweep small.jsonl.gz --budgets 2,4,8,16 --writers gvt,density_only --drop tombstone,update",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="packages or package sets")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="packages or package sets (- for stdin)")
     budgets = p.add_mutually_exclusive_group()
     budgets.add_argument("--budgets", type=number_list, help="absolute budgets, e.g. 2,4,8,16")
     budgets.add_argument("--budget-fracs", type=number_list,
@@ -101,10 +108,11 @@ def run(args: argparse.Namespace) -> int:
         if args.writers == list(BASELINE_WRITERS):
             args.writers = [*BASELINE_WRITERS, *ESTIMATED_WRITERS]
     check_writers(args.writers)
+    check_certifier(args.certify)
     args.drop = parse_drop(args.drop) if args.drop is not None else None
     failures = 0
     table: list[dict[str, Any]] = []
-    for entry in iter_set_entries(args.paths):
+    for entry in read_entries(args.paths):
         try:
             if entry.error is not None:
                 raise entry.error

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import add_subparser, name_list
+from ..progress import Progress
+from .common import add_quiet, add_subparser, name_list
 
 WRITER_CHOICES = ("membox", "engram", "flat")
 
@@ -67,6 +68,7 @@ def add_parser(subparsers: Any) -> None:
                    help="membox: rank boxes by their raw turns too, not only topic, events "
                    "and keywords")
     p.add_argument("--json", action="store_true", help="one JSON line per store on stdout")
+    add_quiet(p)
     add_model_options(p)
     p.set_defaults(run=run)
 
@@ -82,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     embedder = get_embedder(args.embedder)
     out = Path(args.out)
     total = time.perf_counter()
+    bar = Progress(f"write {args.writer}", len(conversations), unit="conversation", quiet=args.quiet)
     for conv in conversations:
         start = time.perf_counter()
         llm = make_llm(args, embedder) if args.writer != "flat" else None
@@ -95,10 +98,13 @@ def run(args: argparse.Namespace) -> int:
                    "export": str(exported), "embedder": embedder.spec, "seconds": round(seconds, 2),
                    **store.stats()}  # type: ignore[attr-defined]
         if args.json:
-            print(json.dumps(summary))
+            print(json.dumps(summary), flush=True)
         else:
             counts = ", ".join(f"{k} {v}" for k, v in store.stats().items())  # type: ignore[attr-defined]
-            print(f"{conv.sample_id}: {args.writer} store in {target} ({counts}; {seconds:.1f} s)")
-    print(f"{len(conversations)} store(s) written with embedder {embedder.spec} in "
-          f"{time.perf_counter() - total:.1f} s", file=sys.stderr)
+            print(f"{conv.sample_id}: {args.writer} store in {target} ({counts}; {seconds:.1f} s)", flush=True)
+        bar.update()
+    bar.close()
+    if not args.quiet:
+        print(f"{len(conversations)} store(s) written with embedder {embedder.spec} in "
+              f"{time.perf_counter() - total:.1f} s", file=sys.stderr)
     return 0

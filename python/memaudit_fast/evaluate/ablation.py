@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..model.compiled import as_package
+from ..model.compiled import as_package, check_budgets
 from ..model.package import Package
 from ..solve.exact import solve
 from .scoring import ratio_of
@@ -146,7 +146,7 @@ def ablate(
         budgets = pkg.budgets
         if not budgets:
             raise UsageError(f"package {pkg.package_id!r} has no budgets; pass budgets=")
-    budget_list = [float(budgets)] if isinstance(budgets, (int, float)) else [float(b) for b in budgets]
+    budget_list = check_budgets(budgets)  # numpy scalars and arrays too
     names = parse_drop(drop)
     if full_opt is None:
         full = _solve_values(pkg, budget_list, time_limit)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..errors import UsageError
+from ..errors import PackageError, UsageError
 from .estimates import group_capacity_of
 from .io import load_package
 from .package import Package, SaturationSpec
@@ -60,6 +60,11 @@ class CompiledPackage:
         """F(X) for candidate indices X."""
         return float(self.problem.objective(np.asarray(selected, dtype=np.int32)))
 
+    def __repr__(self) -> str:
+        return (f"CompiledPackage({self.package_id!r}, candidates={self.num_candidates}, "
+                f"groups={len(self.group_ids)}, units={len(self.unit_ids)}, nonzeros={len(self.values)}, "
+                f"budgets={self.budgets}, saturation={self.saturation_name!r})")
+
 
 def as_package(package: Package | dict[str, Any] | str | Path) -> Package:
     if isinstance(package, Package):
@@ -70,10 +75,41 @@ def as_package(package: Package | dict[str, Any] | str | Path) -> Package:
 
 
 def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | Path) -> CompiledPackage:
-    """Compile a package (or a dict / path to one) into core arrays."""
+    """Compile a package (or a dict / path to one) into core arrays (read-only numpy arrays).
+
+    A package whose ``data`` was edited after validation is validated again when it no longer
+    compiles, so the PackageError names the field at fault.
+    """
     if isinstance(package, CompiledPackage):
         return package
     pkg = as_package(package)
+    try:
+        compiled = _compile(pkg)
+    except PackageError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise _edited(pkg, exc) from None
+    for array in (compiled.cost, compiled.group_of, compiled.weight, compiled.indptr, compiled.indices,
+                  compiled.values, compiled.times, compiled.saturation_of):
+        array.flags.writeable = False  # the core holds its own copy: writing here would change nothing
+    return compiled
+
+
+def _edited(pkg: Package, exc: BaseException) -> PackageError:
+    """The error for a package whose data no longer matches what was validated."""
+    Package.from_dict(pkg.data, source=pkg.source)  # raises the validator's own PackageError
+    return PackageError(
+        f"the package's data was changed after it was validated ({type(exc).__name__}: {exc}); "
+        "validate it again with Package.from_dict(package.data) before solving",
+        package_id=str(pkg.data.get("package_id")) if isinstance(pkg.data, dict) else None,
+        source=pkg.source,
+    )
+
+
+def _compile(pkg: Package) -> CompiledPackage:
+    if (len(pkg.candidate_groups) != len(pkg.candidates) or len(pkg.candidate_times) != len(pkg.candidates)
+            or len(pkg.unit_weights) != len(pkg.units) or len(pkg.unit_saturations) != len(pkg.units)):
+        raise ValueError("candidates or units were added or removed")
     units = pkg.units
     candidates = pkg.candidates
     unit_index = {u["unit_id"]: r for r, u in enumerate(units)}
@@ -110,6 +146,8 @@ def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | 
     weight = np.array(pkg.unit_weights, dtype=np.float64)
     indices = np.array(idx, dtype=np.int32)
     values = np.array(vals, dtype=np.float64)
+    if not (np.all(np.isfinite(cost)) and np.all(cost >= 0) and np.all(np.isfinite(values))):
+        raise ValueError("a cost or coverage value is no longer a finite number >= 0")
     problem = _core.Problem(
         cost,
         group_of,

@@ -86,6 +86,21 @@ class Package:
         """
         return _Validator(data, source, locator or _default_locator, limits or current_limits()).run()
 
+    @classmethod
+    def from_arrays(cls, cost: Any, group: Any, coverage: Any, weight: Any, **options: Any) -> Package:
+        """A validated package from numpy / scipy.sparse arrays (costs, groups, a candidates x
+        units coverage matrix, unit weights); options and rules: :mod:`memaudit_fast.model.arrays`."""
+        from .arrays import SOURCE, arrays_to_data
+
+        data, locator = arrays_to_data(cost, group, coverage, weight, **options)
+        return cls.from_dict(data, source=SOURCE, locator=locator)
+
+    def __repr__(self) -> str:
+        data = self.data if isinstance(self.data, dict) else {}
+        return (f"Package({data.get('package_id')!r}, candidates={len(data.get('candidates') or [])}, "
+                f"units={len(data.get('units') or [])}, budgets={data.get('budgets', data.get('budget'))}, "
+                f"saturation={self.saturation_name!r})")
+
     # Plain accessors over the user's data -------------------------------------------------
     @property
     def package_id(self) -> str:

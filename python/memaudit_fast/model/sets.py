@@ -12,6 +12,7 @@ import gzip
 import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import IO
 
@@ -68,8 +69,10 @@ def _jsonl_members(path: Path) -> Iterator[RawMember]:
                 yield (f"{path} line {number}", "text", line)
 
 
-def iter_raw_members(paths: Iterable[str | Path]) -> Iterator[RawMember]:
+def iter_raw_members(paths: str | Path | Iterable[str | Path]) -> Iterator[RawMember]:
     """Stream the members of package sets, files or directories, in order, unparsed."""
+    if isinstance(paths, (str, PathLike)):  # one path, not the characters of its name
+        paths = [paths]
     for raw in paths:
         path = Path(raw)
         if is_jsonl(path):
@@ -97,7 +100,7 @@ def parse_member(member: RawMember) -> Package:
     return load_package(payload)
 
 
-def iter_set_entries(paths: Iterable[str | Path]) -> Iterator[SetEntry]:
+def iter_set_entries(paths: str | Path | Iterable[str | Path]) -> Iterator[SetEntry]:
     """Every package of every given set, file or directory, in order."""
     for member in iter_raw_members(paths):
         try:
@@ -106,7 +109,7 @@ def iter_set_entries(paths: Iterable[str | Path]) -> Iterator[SetEntry]:
             yield SetEntry(member[0], None, exc)
 
 
-def iter_packages(paths: Iterable[str | Path]) -> Iterator[Package]:
+def iter_packages(paths: str | Path | Iterable[str | Path]) -> Iterator[Package]:
     """Every package of the given sets; the first malformed one raises its PackageError."""
     for entry in iter_set_entries(paths):
         if entry.error is not None:

@@ -4,14 +4,17 @@ A result file is JSONL, one record per (package, budget). The record of a solved
 ``SolveResult.to_record()`` (the solver layer, below this one, owns its fields and the format
 string, :data:`RESULT_FORMAT`, re-exported here); the record of a failure is
 :func:`error_record`. Records are encoded here (:func:`encode_records`: one compact UTF-8 line
-each, ``format`` first), and every reader of a result file (resume, export, report) goes through
-:func:`iter_records` or :func:`read_results_file`, so that they agree on what a line is: the
-bytes up to a ``\\n`` (a ``\\u2028`` inside a string is text, not a line break).
+each, ``format`` first). Result files are read here: :func:`read_records` for export and
+report (strict JSON, stdin and ``.gz`` too), :func:`parse_results` for resume (fast, and it
+tells a killed writer's incomplete last line from foreign content). Both split lines at
+``\\n`` only (a ``\\u2028`` inside a string is text, not a line break) and refuse what is not a
+result record with the same message (:func:`check_record`).
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,11 +23,14 @@ from typing import Any
 import orjson
 
 from ..errors import PackageError
+from ..model.jsonio import loads_strict, read_text
+from ..model.package import FORMAT as PACKAGE_FORMAT
 from ..solve.exact import RESULT_FORMAT
 
 __all__ = [
-    "RECORD_START", "RESULT_FORMAT", "ResultsFile", "encode_record", "encode_records", "error_record",
-    "iter_records", "parse_results", "plain_number", "read_records", "read_results_file",
+    "PACKAGE_FORMAT", "RECORD_START", "RESULT_FORMAT", "ResultsFile", "check_record", "encode_record",
+    "encode_records", "error_record", "parse_results", "plain_number", "read_records", "read_results_file",
+    "read_results_text",
 ]
 
 # Every record this module encodes starts with these bytes (``format`` is always the first key
@@ -88,16 +94,44 @@ def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
             yield number, line
 
 
-def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
-    """(line number, decoded JSON value) for every non-blank line of a result file."""
-    source = str(path)
-    for number, line in _lines(Path(path).read_bytes()):
-        yield number, _decode(line, source, number)
+def check_record(record: Any, source: str, where: str) -> dict[str, Any]:
+    """``record`` when it is a result record, else the PackageError that says what it is."""
+    fmt = record.get("format") if isinstance(record, dict) else None
+    if fmt == PACKAGE_FORMAT:
+        raise PackageError(
+            "this is a package set (memaudit.package/1), not results; score it first, e.g. "
+            f"memaudit batch {source} --out results.jsonl", source=source, record=where, field="format")
+    if not isinstance(record, dict) or fmt != RESULT_FORMAT:
+        found = f"format {fmt!r}" if isinstance(record, dict) else f"a JSON {type(record).__name__}"
+        raise PackageError(f"found {found}, expected a {RESULT_FORMAT} record (from batch, solve --json, "
+                           "sweep --json or score-store --json)", source=source, record=where, field="format")
+    return record
 
 
-def read_records(path: str | Path) -> list[Any]:
-    """Every record of a result file, in file order (``PackageError`` at a non-JSON line)."""
-    return [record for _, record in iter_records(path)]
+def read_results_text(path: str | Path) -> tuple[str, str]:
+    """(text, label) of a results file; ``-`` is stdin; ``.gz`` is decompressed."""
+    if str(path) == "-":
+        return sys.stdin.read(), "<stdin>"
+    return read_text(Path(path)), str(path)
+
+
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """Every result record of a results file, in order (``-``: stdin; ``.gz`` decompressed).
+
+    Each line is read strictly (duplicate keys, NaN and the like are errors). Raises
+    PackageError (exit code 2) at the first line that is not a result record, and when the file
+    holds no record at all.
+    """
+    text, label = read_results_text(path)
+    records = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"line {number}"
+        records.append(check_record(loads_strict(line, source=label, record=where), label, where))
+    if not records:
+        raise PackageError(f"holds no {RESULT_FORMAT} records", source=label)
+    return records
 
 
 @dataclass
@@ -136,10 +170,7 @@ def parse_results(data: bytes, source: str) -> ResultsFile:
             source=source, record=f"line {number}",
         )
     for number, line in _lines(data[:cut]):
-        record = _decode(line, source, number)
-        if not isinstance(record, dict) or record.get("format") != RESULT_FORMAT:
-            raise PackageError(f"expected a {RESULT_FORMAT} record", source=source,
-                               record=f"line {number}", field="format")
+        record = check_record(_decode(line, source, number), source, f"line {number}")
         parsed.records.append((number, record))
     return parsed
 

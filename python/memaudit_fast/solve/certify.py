@@ -33,7 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CertificationError, UsageError
-from ..model.compiled import CompiledPackage, _indices, compile_package, store_problems
+from ..model.compiled import (
+    CompiledPackage,
+    _indices,
+    check_budget,
+    compile_package,
+    store_problems,
+)
 from ..model.estimates import with_group_capacity
 from ..model.package import Package
 from .backends import (
@@ -91,7 +97,7 @@ def claim_of(result: Any) -> Claim:
     try:
         return Claim(
             package_id=get("package_id"),
-            budget=float(budget),
+            budget=check_budget(budget),
             value=float(value),
             upper_bound=float(value if upper is None else upper),
             status=status,

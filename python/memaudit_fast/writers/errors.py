@@ -9,7 +9,7 @@ class WriterError(MemauditError):
     """A memory writer or one of its stores could not do what was asked."""
 
 
-class DependencyMissing(WriterError, UsageError):
+class DependencyMissing(WriterError, UsageError, ImportError):
     """An optional dependency (FAISS, an embedding model package) is not installed.
 
     The message names the pip package and the extra that brings it
@@ -19,13 +19,13 @@ class DependencyMissing(WriterError, UsageError):
     exit_code = 2
 
 
-class StoreError(WriterError):
+class StoreError(WriterError, ValueError):
     """A store directory is missing, incomplete, or was written by another format version."""
 
     exit_code = 2
 
 
-class LLMError(WriterError):
+class LLMError(WriterError, RuntimeError):
     """An LLM endpoint failed after all retries, or kept answering with invalid JSON."""
 
 

@@ -18,7 +18,8 @@ statistics and English cue patterns. It is an *approximation* of the papers' LLM
 reproduction: it segments on lexical and embedding drift rather than on discourse understanding,
 its events are selected sentences rather than abstractive summaries, and its router reads
 surface cues. Its virtue is that it is free, fast, offline and repeatable. For the real thing,
-:class:`memaudit_fast.writers.openai_client.OpenAIChatLLM` asks any OpenAI-compatible endpoint.
+:class:`memaudit_fast.writers.openai_client.OpenAIChatLLM` asks any OpenAI-compatible endpoint
+through the ``openai`` SDK (the ``llm`` extra), with retries and an optional disk cache of answers.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """An OpenAI-compatible chat-completions client for the writers' LLM decisions.
 
-Works with any server that speaks ``POST {base_url}/chat/completions`` (OpenAI, vLLM, llama.cpp
-server, Ollama's OpenAI endpoint, ...). Every decision asks for one JSON object
+Built on the ``openai`` SDK (``pip install 'memaudit_fast[llm]'``), so it works with any server
+that speaks the chat-completions API through ``base_url`` (OpenAI, vLLM, llama.cpp server,
+Ollama's OpenAI endpoint, ...). Every decision asks for one JSON object
 (``response_format = {"type": "json_object"}``), which is parsed and validated; an answer that
 is not valid JSON or does not have the expected shape is retried like a transient HTTP error.
 
@@ -10,26 +11,30 @@ Configuration, each from the constructor or else the environment:
 * ``base_url``: ``MEMAUDIT_LLM_BASE_URL``, else ``OPENAI_BASE_URL``, else
   ``https://api.openai.com/v1``;
 * ``model``: ``MEMAUDIT_LLM_MODEL`` (required one way or the other);
-* ``api_key``: ``MEMAUDIT_LLM_API_KEY``, else ``OPENAI_API_KEY`` (optional for local servers).
+* ``api_key``: ``MEMAUDIT_LLM_API_KEY``, else ``OPENAI_API_KEY`` (optional for local servers);
+* ``cache``: ``MEMAUDIT_LLM_CACHE``, a SQLite file of answers already accepted, keyed by the
+  endpoint, model, temperature and prompt, so that a rerun asks the endpoint nothing new.
 
 Retries: up to ``max_retries`` more attempts after a connection error, a time-out, HTTP 408,
 409, 429 or 5xx, or an invalid answer; before attempt ``i`` (1-based) it waits
 ``min(backoff_max, backoff * 2**(i-1))`` seconds, or the server's ``Retry-After`` when that is
 longer (still capped by ``backoff_max``). Other HTTP errors (400, 401, 404, ...) fail at once.
+The SDK's own retries are off, so that this one schedule (and its test hook ``sleep``) holds.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import sqlite3
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from .errors import LLMError, UsageError
+from .errors import DependencyMissing, LLMError, UsageError
 from .llm import (
     CONTINUATION_LABELS,
     RECORD_KINDS,
@@ -43,6 +48,8 @@ from .locomo_turns import Turn
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
+# Local servers take any key; the SDK insists on one.
+_NO_KEY = "no-key"
 
 
 class InvalidAnswer(ValueError):
@@ -68,6 +75,34 @@ def _indices(value: Any, n: int, what: str) -> list[int]:
     return list(value)
 
 
+class AnswerCache:
+    """Accepted answers on disk (SQLite), keyed by a hash of everything that shaped them."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False)
+            self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, content TEXT NOT NULL)")
+            self._db.commit()
+        except sqlite3.Error as exc:
+            raise UsageError(f"cannot use {self.path} as the LLM answer cache: {exc}") from None
+        self.hits = 0
+
+    @staticmethod
+    def key(*parts: Any) -> str:
+        return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+    def get(self, key: str) -> str | None:
+        row = self._db.execute("SELECT content FROM answers WHERE key = ?", (key,)).fetchone()
+        if row is not None:
+            self.hits += 1
+        return None if row is None else str(row[0])
+
+    def put(self, key: str, content: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?)", (key, content))
+        self._db.commit()
+
+
 class OpenAIChatLLM:
     """:class:`~memaudit_fast.writers.llm.MemoryLLM` over an OpenAI-compatible endpoint.
 
@@ -79,6 +114,8 @@ class OpenAIChatLLM:
         Extra attempts after a retryable failure.
     backoff, backoff_max:
         Base and cap of the exponential wait between attempts (seconds; 0 disables waiting).
+    cache:
+        A SQLite file of accepted answers (default ``$MEMAUDIT_LLM_CACHE``; none when unset).
     sleep:
         The waiting function (tests record the delays instead of sleeping).
     """
@@ -97,6 +134,7 @@ class OpenAIChatLLM:
         backoff_max: float = 30.0,
         temperature: float = 0.0,
         json_mode: bool = True,
+        cache: str | Path | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         env = os.environ
@@ -110,27 +148,43 @@ class OpenAIChatLLM:
         self.api_key = api_key or env.get("MEMAUDIT_LLM_API_KEY") or env.get("OPENAI_API_KEY")
         if max_retries < 0 or backoff < 0 or backoff_max < 0 or timeout <= 0:
             raise UsageError("timeout must be positive; retries and backoff non-negative")
+        try:
+            import openai
+        except ImportError:
+            raise DependencyMissing(
+                "the OpenAI-compatible LLM needs the Python package 'openai', which is not installed; "
+                "install it with: pip install 'memaudit_fast[llm]'"
+            ) from None
+        self._openai = openai
+        self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key or _NO_KEY,
+                                     timeout=timeout, max_retries=0)
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
         self.backoff_max = backoff_max
         self.temperature = temperature
         self.json_mode = json_mode
+        cache = cache if cache is not None else env.get("MEMAUDIT_LLM_CACHE") or None
+        self.cache = AnswerCache(cache) if cache is not None else None
         self.sleep = sleep
         self.calls = 0
 
     # -- transport ------------------------------------------------------------------------
-    def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(
-            f"{self.base_url}/chat/completions", data=json.dumps(payload).encode("utf-8"),
-            headers=headers, method="POST",
+    def _create(self, messages: list[dict[str, str]]) -> str:
+        """The answer text of one chat completion (raises the SDK's errors, or InvalidAnswer)."""
+        options: dict[str, Any] = {}
+        if self.json_mode:
+            options["response_format"] = {"type": "json_object"}
+        completion = self._client.chat.completions.create(
+            model=str(self.model), messages=messages,  # type: ignore[arg-type]
+            temperature=self.temperature, **options,
         )
-        with urllib.request.urlopen(request, timeout=self.timeout) as response:
-            body: dict[str, Any] = json.loads(response.read().decode("utf-8"))
-            return body
+        try:
+            content = completion.choices[0].message.content
+        except (AttributeError, IndexError, TypeError, KeyError):
+            raise InvalidAnswer("the endpoint's reply has no choices[0].message.content") from None
+        _need(isinstance(content, str), "message content is not a string")
+        return str(content)
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
         delay = self.backoff * 2 ** (attempt - 1)
@@ -142,12 +196,16 @@ class OpenAIChatLLM:
         self, system: str, user: str, parse: Callable[[dict[str, Any]], Any]
     ) -> Any:
         """Ask for one JSON object and return ``parse(obj)``, retrying as documented above."""
-        payload: dict[str, Any] = {
-            "model": self.model, "temperature": self.temperature,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-        }
-        if self.json_mode:
-            payload["response_format"] = {"type": "json_object"}
+        openai = self._openai
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        key = AnswerCache.key(self.base_url, self.model, self.temperature, self.json_mode, system, user)
+        if self.cache is not None:
+            cached = self.cache.get(key)
+            if cached is not None:
+                try:
+                    return parse(json.loads(_FENCE.sub("", cached)))
+                except (json.JSONDecodeError, InvalidAnswer):
+                    pass  # the decision's shape changed since: ask again
         last = "no attempt made"
         retry_after_header: str | None = None
         for attempt in range(self.max_retries + 1):
@@ -156,32 +214,32 @@ class OpenAIChatLLM:
             retry_after_header = None
             self.calls += 1
             try:
-                body = self._post(payload)
-            except urllib.error.HTTPError as exc:
-                detail = exc.read().decode("utf-8", "replace")[:300]
-                last = f"HTTP {exc.code} from {self.base_url}: {detail}"
-                if exc.code not in RETRY_STATUS:
-                    raise LLMError(last) from None
-                retry_after_header = exc.headers.get("Retry-After") if exc.headers else None
-                continue
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                last = f"cannot reach {self.base_url}: {exc}"
-                continue
-            except json.JSONDecodeError:
-                last = "the endpoint answered with a body that is not JSON"
-                continue
-            try:
-                content = body["choices"][0]["message"]["content"]
-                _need(isinstance(content, str), "message content is not a string")
+                content = self._create(messages)
                 obj = json.loads(_FENCE.sub("", content))
                 _need(isinstance(obj, dict), "the answer is not a JSON object")
-                return parse(obj)
-            except (KeyError, IndexError, TypeError):
-                last = "the endpoint's reply has no choices[0].message.content"
+                value = parse(obj)
+            except openai.APIStatusError as exc:
+                detail = exc.response.text[:300] if exc.response is not None else str(exc)
+                last = f"HTTP {exc.status_code} from {self.base_url}: {detail}"
+                if exc.status_code not in RETRY_STATUS:
+                    raise LLMError(last) from None
+                retry_after_header = exc.response.headers.get("Retry-After") if exc.response is not None else None
+                continue
+            except openai.APIConnectionError as exc:  # includes time-outs
+                last = f"cannot reach {self.base_url}: {exc}"
+                continue
+            except openai.APIResponseValidationError:
+                last = "the endpoint answered with a body that is not a chat completion"
+                continue
             except json.JSONDecodeError as exc:
                 last = f"the model's answer is not JSON ({exc.msg})"
+                continue
             except InvalidAnswer as exc:
                 last = f"the model's answer has the wrong shape: {exc}"
+                continue
+            if self.cache is not None:
+                self.cache.put(key, content)
+            return value
         raise LLMError(f"LLM call failed after {self.max_retries + 1} attempts: {last}")
 
     # -- decisions ------------------------------------------------------------------------

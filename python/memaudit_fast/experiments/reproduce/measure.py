@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -253,13 +253,18 @@ def _small_task(args: tuple[str, int, ReproduceConfig]) -> dict[str, Any]:
 
 
 
-def small_records(cfg: ReproduceConfig) -> list[dict[str, Any]]:
-    """Per-package records of MEMAUDIT-Small, distribution-major, seeds 0..N-1."""
+def small_records(cfg: ReproduceConfig, done: Callable[[], None] | None = None) -> list[dict[str, Any]]:
+    """Per-package records of MEMAUDIT-Small, distribution-major, seeds 0..N-1 (``done()`` after each)."""
     tasks = [(d, s, cfg) for d in cfg.distributions for s in range(cfg.seeds)]
-    return list(_map(_small_task, tasks, cfg.workers))
+    out = []
+    for record in _map(_small_task, tasks, cfg.workers):
+        out.append(record)
+        if done is not None:
+            done()
+    return out
 
 
-def locomo_records(cfg: ReproduceConfig) -> list[dict[str, Any]]:
+def locomo_records(cfg: ReproduceConfig, done: Callable[[], None] | None = None) -> list[dict[str, Any]]:
     """Per-conversation records of the LoCoMo natural packages (budgets as fractions)."""
     if cfg.locomo is None:
         return []
@@ -275,4 +280,6 @@ def locomo_records(cfg: ReproduceConfig) -> list[dict[str, Any]]:
             noise_levels=cfg.noise_levels, noise_seed=cfg.noise_seed,
             time_limit=cfg.locomo_time_limit, group="locomo", seed=None,
         ))
+        if done is not None:
+            done()
     return out

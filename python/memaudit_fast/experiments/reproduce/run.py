@@ -30,17 +30,28 @@ from .summary import comparison_rows, summarize
 
 
 def run_reproduction(cfg: ReproduceConfig, *, command: str = "",
-                     progress: Callable[[str], None] | None = None) -> Reproduction:
-    """Run every measurement of ``cfg`` and summarize it."""
+                     progress: Callable[[str], None] | None = None,
+                     track: Callable[[str, int | None], Any] | None = None) -> Reproduction:
+    """Run every measurement of ``cfg`` and summarize it.
+
+    ``track(label, total)`` returns a :class:`~memaudit_fast.progress.Progress` (or anything with
+    ``update()`` and ``close()``) counting the packages of each part.
+    """
     cfg.check()
     start = time.perf_counter()
     if progress:
         progress(f"MEMAUDIT-Small: {len(cfg.distributions)} distribution(s) x {cfg.seeds} seed(s)")
-    small = small_records(cfg)
+    bar = track("MEMAUDIT-Small", len(cfg.distributions) * cfg.seeds) if track else None
+    small = small_records(cfg, bar.update if bar is not None else None)
+    if bar is not None:
+        bar.close()
     small_seconds = time.perf_counter() - start
     if progress and cfg.locomo:
         progress(f"LoCoMo natural packages from {cfg.locomo}")
-    locomo = locomo_records(cfg)
+    bar = track("LoCoMo", cfg.locomo_limit) if track and cfg.locomo else None
+    locomo = locomo_records(cfg, bar.update if bar is not None else None)
+    if bar is not None:
+        bar.close()
     result = Reproduction(cfg, small, locomo, time.perf_counter() - start, command,
                           small_seconds=small_seconds)
     result.summary = {"small": summarize(small, cfg.noise_levels),
