@@ -63,6 +63,13 @@ class Progress:
             self._last_line = now
             self._line(now)
 
+    def set_total(self, total: int | None) -> None:
+        """The total, once known (e.g. counted while the work already streams)."""
+        self.total = total
+        if self._bar is not None:
+            self._bar.total = total
+            self._bar.refresh()
+
     def note(self, message: str) -> None:
         """A message that does not break the bar."""
         if self._quiet:

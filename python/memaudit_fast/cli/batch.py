@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
-from ..experiments.batch import BatchOptions, iter_tasks, run_batch, stderr_progress
+from ..errors import UsageError
+from ..experiments.batch import BACKENDS, BatchOptions, BatchSummary, run_batch
+from ..model.jsonio import check_output_path
+from ..progress import Progress
 from .common import add_subparser, name_list, number_list
 
 EXIT_SOME_FAILED = 3
+EXIT_INTERRUPTED = 130
 
 
 def add_parser(subparsers: Any) -> None:
@@ -17,9 +23,12 @@ def add_parser(subparsers: Any) -> None:
         subparsers, "batch",
         "Score every package of one or more sets (.jsonl, .jsonl.gz, directories) and append one "
         "memaudit.result/1 line per (package, budget) to --out. Without budget options each "
-        "package's own budgets are used. A killed run continues with --resume, losing nothing. "
+        "package's own budgets are used. Records are keyed by the package's content and the "
+        "options: --resume continues a killed or interrupted run (Ctrl-C writes what finished), "
+        "re-solves packages whose content changed, and refuses other options than the file's. "
+        "One run writes a file at a time. "
         f"Exit code: 0 all scored, {EXIT_SOME_FAILED} finished but some packages failed (their "
-        "error records name the cause), 2 bad options.",
+        f"error records name the cause), {EXIT_INTERRUPTED} interrupted, 2 bad options (nothing done).",
         "memaudit batch small.jsonl.gz --out results.jsonl --budgets 2,4,8,16 --writers gvt,density_only --workers 2",
     )
     p.add_argument("sets", nargs="+", metavar="SET")
@@ -38,14 +47,82 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--estimator", metavar="MODEL.json|embed",
                    help="value estimates for the estimated writers where a package has none")
     p.add_argument("--workers", type=int, help="parallel workers (default: all cores)")
-    p.add_argument("--backend", default="local", choices=["local", "threads", "serial", "ray"],
-                   help="local = worker processes on this machine; ray = Ray tasks (pip install 'memaudit_fast[ray]')")
-    p.add_argument("--ray-address", help="address of an existing Ray cluster (default: start a local Ray)")
-    p.add_argument("--chunk-size", type=int, default=16, help="packages per task")
-    p.add_argument("--resume", action="store_true", help="continue an existing --out file")
-    p.add_argument("--force", action="store_true", help="replace an existing --out file")
+    p.add_argument("--backend", default="local", choices=list(BACKENDS),
+                   help="local = worker processes on this machine; ray = Ray tasks "
+                        "(pip install 'memaudit_fast[ray]'); threads, serial")
+    p.add_argument("--ray-address",
+                   help="with --backend ray: address of a running Ray cluster, e.g. ray://head:10001 "
+                        "or auto (default: start a local Ray for this run)")
+    p.add_argument("--chunk-size", type=int,
+                   help="packages per task (default 16 for local, 256 for ray)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--resume", action="store_true", help="continue an existing --out file")
+    mode.add_argument("--force", action="store_true", help="replace an existing --out (and --parquet) file")
     p.add_argument("--parquet", help="also export all records to this Parquet file at the end")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(run=run)
+
+
+def resume_command(args: argparse.Namespace) -> str:
+    """The command line that continues this run."""
+    words = ["memaudit", "batch", *args.sets, "--out", args.out]
+    for flag, value in (("--budgets", args.budgets), ("--budget-fracs", args.budget_fracs)):
+        if value:
+            words += [flag, ",".join(f"{v:g}" for v in value)]
+    if args.writers:
+        words += ["--writers", ",".join(args.writers)]
+    for flag, value in (("--certify", None if args.certify == "none" else args.certify),
+                        ("--time-limit", args.time_limit), ("--node-limit", args.node_limit),
+                        ("--group-capacity", args.group_capacity), ("--estimator", args.estimator),
+                        ("--workers", args.workers), ("--backend", None if args.backend == "local" else args.backend),
+                        ("--ray-address", args.ray_address), ("--chunk-size", args.chunk_size),
+                        ("--parquet", args.parquet)):
+        if value is not None:
+            words += [flag, str(value)]
+    return shlex.join([*words, "--resume"])
+
+
+def _check_parquet(args: argparse.Namespace) -> None:
+    """Refuse a --parquet path that the export at the end would refuse, before any work."""
+    if not args.parquet:
+        return
+    parquet = Path(args.parquet)
+    if parquet.is_symlink():
+        raise UsageError(f"--parquet {parquet} is a symbolic link; give the path of the file itself")
+    if parquet.exists() and not args.force:
+        raise UsageError(
+            f"--parquet {parquet} already exists; choose another path, pass --force to replace it "
+            "(without --resume), or export later with 'memaudit export'"
+        )
+    check_output_path(parquet, inputs=(Path(args.out), *(Path(s) for s in args.sets)), overwrite=True)
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise UsageError("--parquet needs pyarrow: pip install 'memaudit_fast[parquet]'") from None
+
+
+def _report(summary: BatchSummary, out: str) -> None:
+    rate = summary.packages / summary.seconds if summary.seconds > 0 else 0.0
+    notes = []
+    if summary.skipped:
+        notes.append(f"{summary.skipped} already done")
+    if summary.duplicates:
+        notes.append(f"{summary.duplicates} repeated members scored once")
+    if summary.truncated_tail:
+        notes.append("dropped an incomplete last line")
+    print(
+        f"{summary.packages} packages scored ({summary.records} records, {summary.failed} failed"
+        + "".join(f", {n}" for n in notes)
+        + f") in {summary.seconds:.2f}s ({rate:.0f} packages/s) -> {out}",
+        file=sys.stderr,
+    )
+    if summary.stale:
+        print(f"  note: {summary.stale} packages with records in {out} are no longer in the set "
+              "(changed or removed); their records stay", file=sys.stderr)
+    for failure in summary.failures[:10]:
+        print(f"  failed: {failure}", file=sys.stderr)
+    if summary.failed > 10:
+        print(f"  ... {summary.failed - 10} more failed packages (status 'error' in {out})", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,25 +136,23 @@ def run(args: argparse.Namespace) -> int:
         estimator=args.estimator,
         group_capacity=args.group_capacity,
     )
-    total = sum(1 for _ in iter_tasks(args.sets)) if sys.stderr.isatty() else None
-    summary = run_batch(
-        args.sets, args.out, options, workers=args.workers, backend=args.backend,
-        resume=args.resume, overwrite=args.force, chunk_size=args.chunk_size,
-        ray_address=args.ray_address, progress=stderr_progress(total),
-    )
-    if sys.stderr.isatty():
-        sys.stderr.write("\n")
-    rate = summary.packages / summary.seconds if summary.seconds > 0 else 0.0
-    print(
-        f"{summary.packages} packages scored ({summary.records} records, {summary.failed} failed, "
-        f"{summary.skipped} already done) in {summary.seconds:.2f}s ({rate:.0f} packages/s) -> {args.out}"
-        + (" [dropped an incomplete last line]" if summary.truncated_tail else ""),
-        file=sys.stderr,
-    )
-    for failure in summary.failures[:10]:
-        print(f"  failed: {failure}", file=sys.stderr)
+    if args.ray_address and args.backend != "ray":
+        raise UsageError("--ray-address needs --backend ray")
+    _check_parquet(args)
+    with Progress("batch", unit="package", quiet=args.quiet) as progress:
+        summary = run_batch(
+            args.sets, args.out, options, workers=args.workers, backend=args.backend,
+            resume=args.resume, overwrite=args.force, chunk_size=args.chunk_size,
+            ray_address=args.ray_address, progress=progress,
+        )
+    _report(summary, args.out)
+    if summary.interrupted:
+        print(f"memaudit batch: interrupted; every finished package is in {args.out}. Continue with:\n"
+              f"  {resume_command(args)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if args.parquet:
         from ..results.export import export_parquet
 
-        export_parquet(args.out, args.parquet)
+        Path(args.parquet).parent.mkdir(parents=True, exist_ok=True)
+        export_parquet(args.out, args.parquet, overwrite=True)
     return EXIT_SOME_FAILED if summary.failed else 0

@@ -9,10 +9,10 @@ from typing import Any
 from ..errors import CertificationError, PackageError, UsageError
 from ..model.compiled import compile_package
 from ..model.jsonio import loads_strict
+from ..results.records import check_record, read_results_text
 from ..solve.certify import SOLVERS, certify
 from .common import add_subparser, print_json_line, print_table, read_entries
 
-RESULT_FORMAT = "memaudit.result/1"
 EXIT_FAILED = 3  # finished, some results failed (cli.common.EXIT_FAILURES)
 EXIT_UNVERIFIED = 3
 
@@ -46,8 +46,6 @@ def add_parser(subparsers: Any) -> None:
 
 def read_results(path: str) -> list[tuple[str, dict[str, Any]]]:
     """(label, record) per non-empty line; anything but a result object is a PackageError."""
-    from ..results.export import read_results_text
-
     text, path = read_results_text(path)
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -55,8 +53,7 @@ def read_results(path: str) -> list[tuple[str, dict[str, Any]]]:
             continue
         label = f"line {number}"
         record = loads_strict(line, source=path, record=label)
-        if not isinstance(record, dict) or record.get("format") != RESULT_FORMAT:
-            raise PackageError(f"expected a {RESULT_FORMAT} object", source=path, record=label, field="format")
+        record = check_record(record, path, label)
         if not isinstance(record.get("package_id"), str):
             raise PackageError("expected the package id as a string", source=path, record=label, field="package_id")
         out.append((label, record))

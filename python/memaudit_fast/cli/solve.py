@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import MemauditError, UsageError
 from ..model.estimates import with_group_capacity
 from ..model.package import Package
+from ..results.records import error_record
 from ..solve.certify import SOLVERS, certify_results
 from ..solve.exact import FINISHERS, SolveResult, format_progress, solve
 from .common import (
@@ -165,7 +166,7 @@ def _run(args: argparse.Namespace) -> int:
             raise
         except MemauditError as exc:
             failures += 1
-            record = {"format": "memaudit.result/1", "source": entry.label, "status": "error", "error": str(exc)}
+            record = error_record(str(exc), source=entry.label)
             if args.json:
                 print_json_line(record)
             else:

@@ -12,6 +12,7 @@ from ..errors import MemauditError, UsageError
 from ..evaluate.ablation import ablate, ablation_block, parse_drop
 from ..evaluate.baselines import BASELINE_WRITERS, check_writers, writer_context, writer_scores
 from ..model.package import Package
+from ..results.records import error_record
 from ..solve.certify import SOLVERS, certify
 from .common import (
     add_subparser,
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
             raise
         except MemauditError as exc:
             failures += 1
-            record = {"format": "memaudit.result/1", "source": entry.label, "status": "error", "error": str(exc)}
+            record = error_record(str(exc), source=entry.label)
             if args.json:
                 print_json_line(record)
             else:

@@ -1,141 +1,179 @@
-"""Batch scoring of package sets: streamed, parallel, resumable.
+"""Batch scoring of package sets: streamed, parallel, resumable, keyed by content.
 
-One ``memaudit.result/1`` record per (package, budget) is appended to a JSONL file. Each
-record carries ``source`` (where the package came from: ``set.jsonl line 7`` or a path),
-which together with ``budget`` is the key a resumed run uses to skip finished work.
+One ``memaudit.result/1`` record per (package, budget) is appended to a JSONL file. Besides
+the result, each batch record carries
+
+* ``source``: where the member was read (``set.jsonl line 7`` or a path);
+* ``member_digest``: the BLAKE2b-128 digest (32 hex digits) of the member's content: the bytes
+  of its line (surrounding white space left out), its file or its artifact directory;
+* ``options_digest``: the digest of the options that shape records (budgets or budget
+  fractions, writers, certification, limits; not the number of workers or the backend).
+
+The first record of a file also carries ``options``, the options themselves, so that a refused
+resume can say what differs. The **key** of a record is (member digest, options
+digest, budget), with ``budget_frac`` in place of the budget when the run uses fractions.
 
 Guarantees
 ----------
-* Records of one package are written with one ``write`` and flushed before the next
-  package is written, so a run killed at any moment (even SIGKILL) leaves complete lines
-  plus at most one incomplete last line.
-* ``resume=True`` drops that incomplete tail, keeps every complete record, and solves only
-  the (package, budget) pairs that have no record yet: after any number of kills and
-  resumes there is exactly one record per pair.
-* A malformed or failing package yields an ``error`` record naming the cause; the batch
-  goes on, and :func:`run_batch` reports how many failed.
-* Output order follows input order (a bounded window of in-flight work keeps memory flat),
-  so two runs with the same inputs and options write the same records in the same order.
+* At most one record per key. Budgets are de-duplicated (``--budgets 2,2,4``, a package's
+  ``budgets: [8, 8, 8.0]``), and a member whose content was already met in the run (the same
+  set given twice, the same file by a relative and an absolute path) is scored once.
+* One writer per output: the run holds an exclusive lock on the file (``flock``) and a second
+  run on the same file is refused before it does anything. A symbolic link, a directory or an
+  input given as the output is refused; so is an existing file unless ``resume`` or
+  ``overwrite`` is given.
+* Records of one package are written with one ``write``, so a run killed at any moment (even
+  by SIGKILL) leaves complete lines plus at most one incomplete last line.
+* ``resume=True`` first checks the whole file without modifying it: every line must be a batch
+  record, and its options digest must be this run's (else ``UsageError``: the message says
+  which options differ). Only then is an incomplete last line dropped. A member is solved
+  only for the budget keys it has no record for: members whose content is unchanged and
+  complete are skipped (with the packages' own budgets a worker parses the member to know its
+  budgets), members whose content changed are solved anew, and one that a kill cut short is
+  completed. After any number of kills and resumes there is exactly one record per key.
+* A malformed or failing package yields an ``error`` record naming the cause; the batch goes
+  on, and :func:`run_batch` reports how many failed.
+* Ctrl-C (and SIGTERM, when :func:`run_batch` runs in the main thread) stops the run within a
+  second: the packages that finished are written, workers are stopped (processes killed,
+  thread solves cancelled, Ray tasks cancelled), and the summary says ``interrupted``. Worker
+  processes die with the process that started them, even when it is killed by SIGKILL.
+* Output order follows input order (a bounded window of in-flight work keeps memory flat), so
+  two complete runs with the same inputs and options write the same records in the same order.
+  On an interruption, finished work is written as it is found.
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
-import sys
+import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemauditError, PackageError, UsageError
+from ..errors import MemauditError, UsageError
 from ..model.estimates import with_group_capacity
 from ..model.sets import RawMember, iter_raw_members, parse_member
+from ..progress import Progress
+from ..results.records import RESULT_FORMAT, encode_records, error_record
+from .batch_resume import (
+    BatchOptions,
+    Output,
+    open_output,
+    read_done,
+    unique,
+    with_options,
+    write_all,
+)
+from .parallel import chunks, make_runner, worker_stop_token
 
-RESULT_FORMAT = "memaudit.result/1"
+__all__ = [
+    "BACKENDS",
+    "RESULT_FORMAT",
+    "BatchOptions",
+    "BatchSummary",
+    "member_digest",
+    "read_done",
+    "run_batch",
+    "score_member",
+]
 
-
-@dataclass(frozen=True)
-class BatchOptions:
-    """What to compute for every package of a batch."""
-
-    budgets: tuple[float, ...] | None = None
-    budget_fracs: tuple[float, ...] | None = None
-    writers: tuple[str, ...] = ()
-    certify: str = "none"
-    time_limit: float | None = None
-    node_limit: int | None = None
-    estimator: str | None = None  # model path or "embed", for the estimated writers
-    group_capacity: int | None = None  # overrides objective.group_capacity
-
-    def __post_init__(self) -> None:
-        if self.budgets is not None and self.budget_fracs is not None:
-            raise UsageError("give budgets or budget fractions, not both")
-        for b in self.budgets or ():
-            if not (b >= 0):
-                raise UsageError(f"budget {b} must be a number >= 0")
-        for f in self.budget_fracs or ():
-            if not (f >= 0):
-                raise UsageError(f"budget fraction {f} must be a number >= 0")
-        if self.group_capacity is not None and (type(self.group_capacity) is not int or self.group_capacity < 1):
-            raise UsageError(f"--group-capacity must be an integer >= 1, got {self.group_capacity!r}")
+BACKENDS = ("local", "threads", "serial", "ray")
+DIGEST_CHARS = 32  # BLAKE2b-128: as strong as needed to key content, twice as fast as SHA-256 here
+# Packages per task: small enough that Ctrl-C loses little, large enough that a task's
+# overhead (pickling, a Ray task's scheduling) is paid rarely.
+DEFAULT_CHUNK = {"local": 16, "threads": 4, "serial": 1, "ray": 256}
+MAX_LISTED_FAILURES = 100
+# After Ctrl-C, how long running chunks get to hand in what they finished (the solver polls
+# every 0.1 s) before the workers are stopped.
+STOP_GRACE = 0.5
 
 
 @dataclass
 class BatchSummary:
+    """What a run did. ``packages`` counts the packages scored and written by this run."""
+
     packages: int = 0
-    skipped: int = 0
+    skipped: int = 0  # already in the file (resume)
+    duplicates: int = 0  # the same content met again in this run
     records: int = 0
     failed: int = 0
     seconds: float = 0.0
     truncated_tail: bool = False
+    interrupted: bool = False
+    stale: int = 0  # members with records in the file whose content is not in the set any more
     failures: list[str] = field(default_factory=list)
 
 
-# Tasks ---------------------------------------------------------------------------------------
-# A task is a raw set member (see package_set.iter_raw_members): workers parse it.
-Task = RawMember
-iter_tasks = iter_raw_members
+# Content digests ------------------------------------------------------------------------------
+def _digest_path(path: Path, h: Any) -> None:
+    if path.is_dir():
+        for child in sorted(path.iterdir()):
+            if child.is_file() and not child.is_symlink():
+                h.update(child.name.encode("utf-8", "surrogateescape") + b"\0")
+                h.update(child.read_bytes())
+                h.update(b"\0")
+    else:
+        h.update(path.read_bytes())
 
 
-# The work of one package (runs in a worker) -------------------------------------------------
-def error_record(source: str, message: str, package_id: str | None = None, budget: float | None = None) -> dict[str, Any]:
-    return {
-        "format": RESULT_FORMAT, "package_id": package_id, "source": source, "budget": budget,
-        "status": "error", "proven_optimal": False, "error": message,
-    }
+def member_digest(member: RawMember) -> str:
+    """The digest of a set member's content (what resume keys records by)."""
+    label, kind, payload = member
+    h = hashlib.blake2b(digest_size=DIGEST_CHARS // 2)
+    if kind == "text":
+        text = payload if isinstance(payload, (bytes, bytearray)) else payload.encode("utf-8", "surrogatepass")
+        h.update(b"text\0")
+        h.update(text.strip())
+    elif kind == "path":
+        h.update(b"path\0")
+        try:
+            _digest_path(Path(payload), h)
+        except OSError as exc:
+            h.update(f"unreadable\0{label}\0{exc}".encode("utf-8", "surrogateescape"))
+    else:
+        # A member that could not be read: keyed by where it is and why, so that an
+        # unchanged failure is not retried, and a fixed one is.
+        h.update(f"{kind}\0{label}\0{payload}".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
 
 
-def resolve_budgets(package: Any, options: BatchOptions) -> list[float]:
+# The work of one package (runs in a worker) ---------------------------------------------------
+# A task is (raw member, its digest, budget keys already written); its outcome is (encoded
+# records, how many, the failure messages, whether the work was interrupted before the end).
+Task = tuple[RawMember, str, frozenset[float]]
+Outcome = tuple[bytes, int, list[str], bool]
+
+
+def budget_plan(package: Any, options: BatchOptions) -> list[tuple[float, float, float | None]]:
+    """(key, budget, fraction or None) for every budget of ``package``, without duplicates."""
     if options.budgets is not None:
-        return [float(b) for b in options.budgets]
+        return [(b, b, None) for b in options.budgets]
     if options.budget_fracs is not None:
         total = package.total_cost()
-        return [float(f) * total for f in options.budget_fracs]
-    if not package.budgets:
+        return [(f, f * total, f) for f in options.budget_fracs]
+    own = unique(float(b) for b in package.budgets)
+    if not own:
         raise UsageError("the package has no budgets; pass --budgets or --budget-fracs")
-    return package.budgets
+    return [(b, b, None) for b in own]
 
 
-def score_task(task: Task, options: BatchOptions, skip_budgets: frozenset[float] = frozenset()) -> list[dict[str, Any]]:
-    """All records of one package. Never raises for a bad package: it returns an error record."""
-    from ..model.compiled import compile_package
+def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions, cancel: Any = None) -> list[dict[str, Any]]:
+    """Solve every budget, then add writer scores and certificates when asked for.
 
-    source = task[0]
-    package_id: str | None = None
-    try:
-        package = with_group_capacity(parse_member(task), options.group_capacity)
-        package_id = package.package_id
-        all_budgets = resolve_budgets(package, options)
-        budgets = [b for b in all_budgets if b not in skip_budgets]
-        if not budgets:
-            return []
-        compiled = compile_package(package)
-        extra: dict[str, Any] = {
-            "source": source,
-            "size": {"candidates": compiled.num_candidates, "groups": len(compiled.group_ids),
-                     "units": len(compiled.unit_ids), "nonzeros": int(compiled.indices.size)},
-        }
-        meta = package.data.get("meta")
-        if isinstance(meta, dict) and isinstance(meta.get("distribution"), str):
-            extra["distribution"] = meta["distribution"]
-        fracs = dict(zip(all_budgets, options.budget_fracs or ()))  # reports plot per fraction
-        return [dict(r, **extra, **({"budget_frac": float(fracs[r["budget"]])} if r["budget"] in fracs else {}))
-                for r in score_compiled(compiled, budgets, options)]
-    except MemauditError as exc:
-        return [error_record(source, str(exc), package_id)]
-    except Exception as exc:  # noqa: BLE001 - an internal failure must not end the batch
-        return [error_record(source, f"internal error: {type(exc).__name__}: {exc}", package_id)]
-
-
-def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions) -> list[dict[str, Any]]:
-    """Solve every budget, then add writer scores and certificates when asked for."""
+    Returns no records when a solve was interrupted (``cancel`` or Ctrl-C): the caller must
+    not record an unfinished package.
+    """
     from ..solve.exact import solve
 
-    results = solve(compiled, budgets=budgets, time_limit=options.time_limit, node_limit=options.node_limit)
+    results = solve(compiled, budgets=budgets, time_limit=options.time_limit, node_limit=options.node_limit,
+                    cancel=cancel)
+    if any(r.status == "interrupted" for r in results):
+        return []
     records = []
     for result in results:
         record = result.to_record()
@@ -166,206 +204,242 @@ def _estimator(spec: str | None) -> Any:
 _ESTIMATORS: dict[str, Any] = {}
 
 
-def _score_chunk(chunk: list[tuple[Task, frozenset[float]]], options: BatchOptions) -> list[list[dict[str, Any]]]:
-    return [score_task(task, options, skip) for task, skip in chunk]
+def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outcome:
+    """The encoded records of one member. A bad package yields an error record, never raises."""
+    from ..model.compiled import compile_package
+
+    member, digest, skip = task
+    source = member[0]
+    package_id: str | None = None
+    tag = {"member_digest": digest, "options_digest": options.digest}
+    try:
+        if cancel is not None and cancel.cancelled:
+            return b"", 0, [], True
+        package = with_group_capacity(parse_member(member), options.group_capacity)
+        package_id = package.package_id
+        todo = [step for step in budget_plan(package, options) if step[0] not in skip]
+        if not todo:
+            return b"", 0, [], False
+        compiled = compile_package(package)
+        records = score_compiled(compiled, [budget for _, budget, _ in todo], options, cancel)
+        if not records:
+            return b"", 0, [], True
+        extra: dict[str, Any] = {
+            "source": source,
+            "size": {"candidates": compiled.num_candidates, "groups": len(compiled.group_ids),
+                     "units": len(compiled.unit_ids), "nonzeros": int(compiled.indices.size)},
+        }
+        meta = package.data.get("meta")
+        if isinstance(meta, dict) and isinstance(meta.get("distribution"), str):
+            extra["distribution"] = meta["distribution"]
+        extra.update(tag)
+        for record, (_, _, frac) in zip(records, todo):
+            if frac is not None:
+                record["budget_frac"] = frac
+            record.update(extra)
+        return encode_records(records), len(records), [], False
+    except MemauditError as exc:
+        message = str(exc)
+    except Exception as exc:  # noqa: BLE001 - an internal failure must not end the batch
+        message = f"internal error: {type(exc).__name__}: {exc}"
+    record = error_record(message, source=source, package_id=package_id)
+    record.update(tag)
+    return encode_records([record]), 1, [f"{source}: {message}"], False
 
 
-# Resume --------------------------------------------------------------------------------------
-def read_done(out: Path) -> tuple[dict[str, set[float]], set[str], bool]:
-    """Finished work in an existing results file; drops an incomplete last line.
+def _score_chunk(chunk: list[Task], options: BatchOptions, cancel: Any = None) -> list[Outcome]:
+    """Outcomes of a chunk, up to and with the first interrupted one."""
+    if cancel is None:
+        cancel = worker_stop_token()  # in a worker process: set when the parent interrupts
+    outcomes = []
+    for task in chunk:
+        outcomes.append(score_member(task, options, cancel))
+        if outcomes[-1][3]:
+            break
+    return outcomes
 
-    Returns (budgets done per source, sources that ended in a package-level error, whether
-    a tail was truncated).
-    """
-    done: dict[str, set[float]] = {}
-    errored: set[str] = set()
-    if not out.exists():
-        return done, errored, False
-    data = out.read_bytes()
-    cut = data.rfind(b"\n") + 1
-    truncated = cut < len(data)
-    if truncated:
-        with out.open("r+b") as handle:
-            handle.truncate(cut)
-    for number, line in enumerate(data[:cut].decode("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            source = record["source"]
-            budget = record.get("budget")
-            if not isinstance(source, str) or not (
-                budget is None or (isinstance(budget, (int, float)) and not isinstance(budget, bool))
-            ):
-                raise TypeError
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise PackageError(
-                "not a memaudit.result/1 record with a 'source'; resume only continues a file "
-                "that a batch run wrote",
-                source=str(out), record=f"line {number}",
-            ) from None
-        if budget is None:
-            errored.add(source)
+
+# Counting members for the progress display, without holding up the work ---------------------------
+def _count_members(paths: list[Path]) -> int:
+    count = 0
+    for path in paths:
+        if path.name.endswith((".jsonl", ".jsonl.gz")) and path.is_file():
+            import gzip
+
+            opener: Callable[..., Any] = gzip.open if path.name.endswith(".gz") else open
+            with opener(path, "rb") as handle:
+                count += sum(1 for line in handle if line.strip())
+        elif path.is_dir():
+            count += sum(1 for _ in iter_raw_members([path]))
         else:
-            done.setdefault(source, set()).add(float(budget))
-    return done, errored, truncated
+            count += 1
+    return count
 
 
-# The driver ----------------------------------------------------------------------------------
-def _make_executor(backend: str, workers: int) -> Executor | None:
-    if workers <= 1 or backend == "serial":
-        return None
-    if backend == "threads":
-        return ThreadPoolExecutor(max_workers=workers)
-    return ProcessPoolExecutor(max_workers=workers)
+class _Counter(threading.Thread):
+    """Counts the members of the sets in the background; the total shows once known."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        super().__init__(name="memaudit-batch-count", daemon=True)
+        self.paths = paths
+        self.total: int | None = None
+
+    def run(self) -> None:
+        try:
+            self.total = _count_members(self.paths)
+        except Exception:  # noqa: BLE001 - a display aid; the batch reports its own errors
+            self.total = None
 
 
+class _Stop(BaseException):
+    """A worker's solve was interrupted: stop the run like Ctrl-C."""
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+# The driver -----------------------------------------------------------------------------------
 def run_batch(
     paths: Iterable[str | Path],
     out: str | Path,
-    options: BatchOptions = BatchOptions(),
+    options: BatchOptions | None = None,
     *,
     workers: int | None = None,
     backend: str = "local",
     resume: bool = False,
     overwrite: bool = False,
-    chunk_size: int = 16,
+    chunk_size: int | None = None,
     ray_address: str | None = None,
-    progress: Callable[[int, int, float], None] | None = None,
+    progress: Progress | None = None,
 ) -> BatchSummary:
     """Score every package of the given sets; append records to ``out``.
 
-    ``backend`` is ``local`` (processes; ``threads`` and ``serial`` are also accepted) or
-    ``ray``. ``workers`` defaults to the number of cores.
+    ``backend`` is ``local`` (worker processes; ``threads`` and ``serial`` are also accepted)
+    or ``ray`` (tasks of ``chunk_size`` packages on a local Ray, or on the cluster at
+    ``ray_address``). ``workers`` defaults to the number of cores. ``progress`` is updated once
+    per member. An interrupted run returns with ``summary.interrupted`` set; what finished is
+    in ``out`` and a run with ``resume=True`` continues it.
     """
-    out = Path(out)
-    input_paths = [Path(p) for p in paths]
-    for p in input_paths:
-        if p.resolve() == out.resolve():
-            raise UsageError(f"{out}: refusing to write results over an input")
-    if out.exists() and not resume and not overwrite:
-        raise UsageError(f"{out} already exists; pass --resume to continue it or --force to replace it")
-    summary = BatchSummary()
-    done: dict[str, set[float]] = {}
-    errored: set[str] = set()
-    if resume:
-        done, errored, summary.truncated_tail = read_done(out)
-    elif out.exists():
-        out.unlink()
+    options = options if options is not None else BatchOptions()
+    if backend not in BACKENDS:
+        raise UsageError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    if workers is not None and (isinstance(workers, bool) or workers < 1):
+        raise UsageError(f"workers must be >= 1, got {workers!r}")
+    if chunk_size is not None and (isinstance(chunk_size, bool) or chunk_size < 1):
+        raise UsageError(f"chunk size must be >= 1, got {chunk_size!r}")
     workers = workers or os.cpu_count() or 1
+    size = 1 if backend == "serial" or (backend != "ray" and workers <= 1) else (chunk_size or DEFAULT_CHUNK[backend])
+    input_paths = [Path(p) for p in paths]
+    output = open_output(Path(out), input_paths, options, resume=resume, overwrite=overwrite)
     start = time.perf_counter()
-
-    def pending() -> Iterator[tuple[Task, frozenset[float]]]:
-        for task in iter_tasks(input_paths):
-            source = task[0]
-            if source in errored:
-                summary.skipped += 1
-                continue
-            skip = frozenset(done.get(source, ()))
-            if skip and options.budgets is not None and skip >= set(options.budgets):
-                summary.skipped += 1
-                continue
-            yield task, skip
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("a", encoding="utf-8") as handle:
-
-        def write(records: list[dict[str, Any]]) -> None:
-            summary.packages += 1
-            if not records:
-                summary.skipped += 1
-                summary.packages -= 1
-                return
-            text = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in records)
-            handle.write(text)
-            handle.flush()
-            summary.records += len(records)
-            if any(r.get("status") == "error" for r in records):
-                summary.failed += 1
-                summary.failures.extend(f"{r['source']}: {r.get('error')}" for r in records if r.get("status") == "error")
-            if progress:
-                progress(summary.packages, summary.records, time.perf_counter() - start)
-
-        if backend == "ray":
-            _run_ray(pending(), options, write, workers, chunk_size, ray_address)
-        else:
-            _run_local(pending(), options, write, backend, workers, chunk_size)
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        # Workers (or a Ray cluster) first: if they cannot start, the output stays as it was.
+        runner = make_runner(backend, _score_chunk, (options,), workers, ray_address)
+    except BaseException:
+        output.abandon()
+        raise
+    summary = BatchSummary(truncated_tail=output.done.torn_tail)
+    counter = _Counter(input_paths) if progress is not None else None
+    main_thread = threading.current_thread() is threading.main_thread()
+    # SIGTERM stops the run like Ctrl-C, unless the program has a handler of its own.
+    own_term = main_thread and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    previous_term = signal.signal(signal.SIGTERM, _raise_interrupt) if own_term else None
+    try:
+        output.start()
+        if counter is not None:
+            counter.start()
+        _drive(input_paths, output, options, summary, progress, counter, runner, size)
+        os.fsync(output.fd)
+    finally:
+        runner.close()
+        os.close(output.fd)
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
     summary.seconds = time.perf_counter() - start
     return summary
 
 
-def _chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
-    chunk: list[Any] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summary: BatchSummary,
+           progress: Progress | None, counter: _Counter | None, runner: Any, size: int) -> None:
+    done = output.done
+    seen: set[str] = set()
+    planned = options.planned_keys()
+    # The file's first record states the options (a resumed file has them already).
+    first_write = [not done.keys and not done.errored]
 
+    def tick(failed: int = 0) -> None:
+        if progress is None:
+            return
+        if counter is not None and counter.total is not None and progress.total is None:
+            progress.set_total(counter.total)
+        progress.update(1, failed=failed)
 
-def _run_local(items: Iterator[tuple[Task, frozenset[float]]], options: BatchOptions,
-               write: Callable[[list[dict[str, Any]]], None], backend: str, workers: int, chunk_size: int) -> None:
-    executor = _make_executor(backend, workers)
-    if executor is None:
-        for task, skip in items:
-            write(score_task(task, options, skip))
-        return
-    window: deque[Future[list[list[dict[str, Any]]]]] = deque()
-    with executor:
-        for chunk in _chunks(items, chunk_size):
-            window.append(executor.submit(_score_chunk, chunk, options))
-            # A bounded window keeps memory flat and output in input order.
-            while len(window) >= 2 * workers:
-                for records in window.popleft().result():
-                    write(records)
-        while window:
-            for records in window.popleft().result():
-                write(records)
+    def pending() -> Iterator[Task]:
+        for member in iter_raw_members(input_paths):
+            digest = member_digest(member)
+            if digest in seen:
+                summary.duplicates += 1
+                tick()
+                continue
+            seen.add(digest)
+            keys = done.keys.get(digest)
+            if digest in done.errored or (keys is not None and planned is not None and keys >= planned):
+                summary.skipped += 1
+                tick()
+                continue
+            # A member with some records was cut short by a kill (or, with the packages' own
+            # budgets, may have been): the worker solves only the budgets it lacks.
+            yield member, digest, frozenset(keys or ())
 
+    def write(outcomes: list[Outcome]) -> None:
+        for data, count, errors, interrupted in outcomes:
+            if interrupted:
+                raise _Stop
+            if not data:
+                summary.skipped += 1
+                tick()
+                continue
+            if first_write[0]:
+                data = with_options(data, options)
+                first_write[0] = False
+            write_all(output.fd, data)
+            summary.packages += 1
+            summary.records += count
+            if errors:
+                summary.failed += 1
+                room = MAX_LISTED_FAILURES - len(summary.failures)
+                summary.failures.extend(errors[:max(0, room)])
+            tick(1 if errors else 0)
 
-def _run_ray(items: Iterator[tuple[Task, frozenset[float]]], options: BatchOptions,
-             write: Callable[[list[dict[str, Any]]], None], workers: int, chunk_size: int,
-             address: str | None) -> None:
+    window: deque[Any] = deque()
     try:
-        import ray
-    except ImportError:
-        raise UsageError("the ray backend needs Ray: pip install 'memaudit_fast[ray]'") from None
-    started_here = not ray.is_initialized()
-    if started_here:
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-    try:
-        remote = ray.remote(_score_chunk)
-        window: deque[Any] = deque()
-        for chunk in _chunks(items, chunk_size):
-            window.append(remote.remote(chunk, options))
-            while len(window) >= 4 * workers:
-                for records in ray.get(window.popleft()):
-                    write(records)
+        for chunk in chunks(pending(), size):
+            window.append(runner.submit(chunk))
+            while len(window) >= runner.depth:
+                write(runner.result(window.popleft()))
         while window:
-            for records in ray.get(window.popleft()):
-                write(records)
+            write(runner.result(window.popleft()))
+    except (KeyboardInterrupt, _Stop):
+        summary.interrupted = True
+        _keep_finished(runner, window, write)
+    except BaseException:
+        runner.stop()  # an internal failure: no worker goes on solving for nobody
+        raise
+    summary.stale = len(done.members - seen)
+
+
+def _keep_finished(runner: Any, window: deque[Any], write: Callable[[list[Outcome]], None]) -> None:
+    """After an interruption: stop running work early, write what finished, end the rest."""
+    ignore = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if ignore else None
+    try:
+        runner.interrupt()
+        deadline = time.monotonic() + STOP_GRACE
+        for handle in window:
+            if runner.wait(handle, max(0.0, deadline - time.monotonic())):
+                write([o for o in runner.result(handle) if not o[3]])
+        runner.stop()
     finally:
-        if started_here:
-            ray.shutdown()
-
-
-def stderr_progress(total: int | None) -> Callable[[int, int, float], None] | None:
-    """A one-line progress display with rate and ETA on a terminal (silent otherwise)."""
-    if not sys.stderr.isatty():
-        return None
-
-    def show(packages: int, records: int, seconds: float) -> None:
-        rate = packages / seconds if seconds > 0 else 0.0
-        eta = f", ETA {max(0.0, (total - packages) / rate):.0f}s" if total and rate else ""
-        of = f"/{total}" if total else ""
-        sys.stderr.write(f"\r{packages}{of} packages, {records} records, {rate:.0f}/s{eta}   ")
-        sys.stderr.flush()
-
-    return show
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)

@@ -1,10 +1,118 @@
-"""One mapper for experiments: tasks in order, in one process or a process pool."""
+"""Worker pools for experiments and batches: tasks in order, workers that die with their parent.
+
+A *runner* scores chunks of tasks with one function, in this process (``serial``), in threads,
+in worker processes (``local``) or as Ray tasks (``ray``), behind one small interface:
+``submit(chunk)`` returns a handle, ``result(handle)`` waits for it, ``interrupt()`` asks
+running work to stop early (work that honours it returns what it finished), ``wait(handle,
+timeout)`` says whether a chunk finished, ``stop()`` ends unfinished work now and ``close()``
+releases the workers.
+``depth`` is how many chunks to keep in flight. The caller keeps the handles in order, so
+results come back in task order whatever the backend.
+
+Every pool of worker processes in this package comes from :func:`process_pool`, whose
+workers
+
+* die when the process that started them dies, even by SIGKILL (Linux: a parent-death
+  signal set as the worker starts; elsewhere a watchdog thread that sees the parent change),
+  so no orphan keeps solving after a killed run;
+* ignore SIGINT: Ctrl-C in a terminal reaches the whole process group, and it is the parent
+  that decides what to keep and then stops the workers (:func:`kill_pool`);
+* stop their current work early on SIGUSR1: it sets :func:`worker_stop_token`, the
+  CancelToken that work running in a worker passes to its solves, so that a chunk returns
+  what it finished before the interruption instead of being lost.
+"""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent import futures
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
+
+from ..errors import UsageError
+
+_PR_SET_PDEATHSIG = 1  # from <sys/prctl.h>
+_STOP_SIGNAL = getattr(signal, "SIGUSR1", None)
+_stop_token: Any = None  # in a worker process: the CancelToken that SIGUSR1 sets
+
+
+def worker_stop_token() -> Any:
+    """In a worker of :func:`process_pool`, the token its parent sets to stop work early."""
+    return _stop_token
+
+
+def _on_stop(signum: int, frame: Any) -> None:
+    if _stop_token is not None:
+        _stop_token.cancel()
+
+
+def _die_with_parent(parent: int | None) -> None:
+    """Worker initializer: end this process as soon as its parent is gone.
+
+    ``parent`` is the pid the worker must find as its parent (None: whatever it is now, for
+    start methods whose workers are forked by a helper process).
+    """
+    global _stop_token
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if _STOP_SIGNAL is not None:
+        from ..solve.exact import CancelToken
+
+        _stop_token = CancelToken()
+        signal.signal(_STOP_SIGNAL, _on_stop)
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    current = os.getppid()
+    # The parent may have died before the signal was armed: then it never comes.
+    if parent is not None and current != parent:
+        os._exit(1)
+    if not armed:
+        def watch() -> None:
+            while os.getppid() == current:
+                time.sleep(0.25)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="memaudit-parent-watch", daemon=True).start()
+
+
+def _start_method() -> str:
+    # fork starts workers in milliseconds with the extension already loaded; from Python
+    # 3.12 on, forking a process that runs threads is deprecated, so forkserver is used there.
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and sys.version_info < (3, 12):
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """A process pool whose workers die with this process and ignore Ctrl-C."""
+    method = _start_method()
+    parent = os.getpid() if method != "forkserver" else None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
+                               initializer=_die_with_parent, initargs=(parent,))
+
+
+def kill_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool now: queued tasks are dropped and running workers are killed."""
+    # The executor keeps its worker processes in ``_processes``; there is no public way to
+    # end a running task, and waiting for long solves is what must not happen here.
+    processes: dict[int, Any] = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        if process.is_alive():
+            process.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _map(fn: Callable[[Any], dict[str, Any]], tasks: list[Any], workers: int) -> Iterator[dict[str, Any]]:
@@ -12,5 +120,180 @@ def _map(fn: Callable[[Any], dict[str, Any]], tasks: list[Any], workers: int) ->
     if workers == 1 or len(tasks) < 2:
         yield from map(fn, tasks)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    pool = process_pool(workers)
+    try:
         yield from pool.map(fn, tasks, chunksize=max(1, len(tasks) // (8 * workers)))
+    except BaseException:
+        kill_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+class SerialRunner:
+    """Chunks scored in the calling thread, one at a time."""
+
+    depth = 1
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.fn, self.args = fn, args
+
+    def submit(self, chunk: list[Any]) -> Any:
+        return self.fn(chunk, *self.args)
+
+    def result(self, handle: Any) -> Any:
+        return handle
+
+    def wait(self, handle: Any, timeout: float) -> bool:
+        return True
+
+    def interrupt(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class ThreadRunner:
+    """Chunks scored by threads; ``fn`` gets a CancelToken last, which ``stop`` sets."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], workers: int) -> None:
+        from ..solve.exact import CancelToken
+
+        self.fn, self.args = fn, args
+        self.depth = 2 * workers
+        self.cancel = CancelToken()
+        self.pool: Any = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="memaudit-worker")
+
+    def submit(self, chunk: list[Any]) -> Future[Any]:
+        return self.pool.submit(self.fn, chunk, *self.args, self.cancel)  # type: ignore[no-any-return]
+
+    def result(self, handle: Future[Any]) -> Any:
+        return handle.result()
+
+    def wait(self, handle: Future[Any], timeout: float) -> bool:
+        """Whether the chunk finished (within ``timeout`` seconds) with a result."""
+        futures.wait([handle], timeout=timeout)
+        return handle.done() and not handle.cancelled() and handle.exception() is None
+
+    def interrupt(self) -> None:
+        # Every solve watches the token: the threads return within the solver's poll interval.
+        self.cancel.cancel()
+
+    def stop(self) -> None:
+        self.cancel.cancel()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+
+class ProcessRunner(ThreadRunner):
+    """Chunks scored by worker processes that die with this one (:func:`process_pool`)."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], workers: int) -> None:
+        self.fn, self.args = fn, args
+        # Results are taken in order: with a deeper window, a slow chunk at the head does not
+        # leave the other workers idle.
+        self.depth = 4 * workers
+        self.pool = process_pool(workers)
+
+    def submit(self, chunk: list[Any]) -> Future[Any]:
+        return self.pool.submit(self.fn, chunk, *self.args)  # type: ignore[no-any-return]
+
+    def interrupt(self) -> None:
+        if _STOP_SIGNAL is None:
+            return
+        for process in list((getattr(self.pool, "_processes", None) or {}).values()):
+            try:
+                os.kill(process.pid, _STOP_SIGNAL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def stop(self) -> None:
+        kill_pool(self.pool)
+
+
+class RayRunner:
+    """Chunks scored as Ray tasks, on a local Ray started for the run or on a cluster.
+
+    Only the driver (this process) reads inputs and writes outputs; a task gets its chunk and
+    returns its results. A local Ray started here is shut down by ``close``; a cluster given by
+    ``address`` is left running, and ``stop`` cancels this run's tasks on it.
+    """
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], workers: int, address: str | None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise UsageError("the ray backend needs Ray: pip install 'memaudit_fast[ray]'") from None
+        import logging
+
+        self.ray = ray
+        self.started_here = not ray.is_initialized()
+        if self.started_here:
+            try:
+                if address:
+                    ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+                else:
+                    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                             logging_level=logging.WARNING)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise UsageError(f"cannot start or reach Ray ({address or 'local'}): {exc}") from None
+        cpus = int(ray.cluster_resources().get("CPU", workers)) if address else workers
+        self.depth = 2 * max(1, cpus)
+        self.remote = ray.remote(num_cpus=1)(fn)
+        self.args = tuple(ray.put(a) for a in args)
+        self.outstanding: set[Any] = set()
+
+    def submit(self, chunk: list[Any]) -> Any:
+        handle = self.remote.remote(chunk, *self.args)
+        self.outstanding.add(handle)
+        return handle
+
+    def result(self, handle: Any) -> Any:
+        outcome = self.ray.get(handle)
+        self.outstanding.discard(handle)
+        return outcome
+
+    def wait(self, handle: Any, timeout: float) -> bool:
+        finished, _ = self.ray.wait([handle], timeout=timeout)
+        return bool(finished)
+
+    def interrupt(self) -> None:
+        pass  # a chunk is finished or not; stop() cancels the rest
+
+    def stop(self) -> None:
+        for handle in self.outstanding:
+            self.ray.cancel(handle, force=True)
+        self.outstanding.clear()
+
+    def close(self) -> None:
+        if self.started_here:
+            self.ray.shutdown()
+
+
+def make_runner(backend: str, fn: Callable[..., Any], args: tuple[Any, ...], workers: int,
+                address: str | None = None) -> Any:
+    """The runner of ``backend`` (``local``, ``threads``, ``serial`` or ``ray``)."""
+    if backend == "ray":
+        return RayRunner(fn, args, workers, address)
+    if backend == "serial" or workers <= 1:
+        return SerialRunner(fn, args)
+    if backend == "threads":
+        return ThreadRunner(fn, args, workers)
+    return ProcessRunner(fn, args, workers)
+
+
+def chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    """Consecutive lists of ``size`` items (the last may be shorter)."""
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -22,50 +22,26 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import PackageError, UsageError
-from ..model.jsonio import check_output_path, loads_strict, read_text, write_atomic
+from ..errors import UsageError
+from ..model.jsonio import check_output_path, write_atomic
+from . import records
+from .records import PACKAGE_FORMAT, RESULT_FORMAT, read_results_text
 
-RESULT_FORMAT = "memaudit.result/1"
-PACKAGE_FORMAT = "memaudit.package/1"
+__all__ = ["FORMATS", "PACKAGE_FORMAT", "RESULT_FORMAT", "export_parquet", "export_results", "format_of",
+           "read_records", "read_results_text", "write_table"]
 
 #: Output format of each suffix.
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".feather": "feather", ".arrow": "feather",
            ".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
-def read_results_text(path: str | Path) -> tuple[str, str]:
-    """(text, label) of a results file; ``-`` is stdin; ``.gz`` is decompressed."""
-    if str(path) == "-":
-        return sys.stdin.read(), "<stdin>"
-    return read_text(Path(path)), str(path)
-
-
 def read_records(path: str | Path) -> list[dict[str, Any]]:
     """Every ``memaudit.result/1`` record of a results file, in order (``-``: stdin).
 
     Raises PackageError (exit code 2) at the first line that is not a result record, and when
-    the file holds no record at all.
+    the file holds no record at all. The one reader of :mod:`.records`.
     """
-    text, label = read_results_text(path)
-    records = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"line {number}"
-        record = loads_strict(line, source=label, record=where)
-        fmt = record.get("format") if isinstance(record, dict) else None
-        if fmt == PACKAGE_FORMAT:
-            raise PackageError(
-                "this is a package set (memaudit.package/1), not results; score it first, e.g. "
-                f"memaudit batch {label} --out results.jsonl", source=label, record=where, field="format")
-        if not isinstance(record, dict) or fmt != RESULT_FORMAT:
-            found = f"format {fmt!r}" if isinstance(record, dict) else f"a JSON {type(record).__name__}"
-            raise PackageError(f"found {found}, expected a {RESULT_FORMAT} record (from batch, solve --json, "
-                               "sweep --json or score-store --json)", source=label, record=where, field="format")
-        records.append(record)
-    if not records:
-        raise PackageError(f"holds no {RESULT_FORMAT} records", source=label)
-    return records
+    return records.read_records(path)
 
 
 def format_of(out: str | Path, fmt: str | None = None) -> str:

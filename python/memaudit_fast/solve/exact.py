@@ -40,7 +40,10 @@ from .. import _core
 from ..errors import UsageError
 from ..model.compiled import check_budget, check_budgets
 
-__all__ = ["FINISHERS", "STATUSES", "CancelToken", "SolveProgress", "SolveResult", "format_progress", "solve"]
+__all__ = ["FINISHERS", "RESULT_FORMAT", "STATUSES", "CancelToken", "SolveProgress", "SolveResult", "format_progress", "solve"]
+
+#: The format of result records (re-exported by ``results.records``, which reads and writes them).
+RESULT_FORMAT = "memaudit.result/1"
 
 #: Every status a result can carry (``error`` is used only by batch records).
 STATUSES = ("optimal", "time_limit", "node_limit", "interrupted")
@@ -121,7 +124,7 @@ class SolveResult:
     def to_record(self) -> dict[str, Any]:
         """The ``memaudit.result/1`` record (``opt`` is ``value``)."""
         return {
-            "format": "memaudit.result/1",
+            "format": RESULT_FORMAT,
             "package_id": self.package_id,
             "budget": _plain_number(self.budget),
             "saturation": self.saturation,

@@ -39,6 +39,7 @@ from ..errors import UsageError
 from ..evaluate.scoring import ratio_of
 from ..model.compiled import CompiledPackage, compile_package
 from ..model.package import Package
+from ..solve.exact import RESULT_FORMAT
 from .union import base_package, system_candidates, system_package, union_systems
 
 GAIN_EPSILON = 1e-12
@@ -169,7 +170,7 @@ def score_store(
     for k, budget in enumerate(budget_list):
         u, p = opt_union[k], opt_package[k]
         records.append({
-            "format": "memaudit.result/1",
+            "format": RESULT_FORMAT,
             "package_id": pkg.package_id,
             "budget": int(budget) if budget.is_integer() else budget,
             "saturation": pkg.saturation_name,

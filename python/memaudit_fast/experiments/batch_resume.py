@@ -1,0 +1,316 @@
+"""Options and the results file of a batch: the options' digest, resume, one writer at a time.
+
+A batch record's key is (member digest, options digest, budget), with ``budget_frac`` in place
+of the budget when the run uses fractions (see :mod:`.batch`). This module owns the two halves
+of that key that do not come from the package: :class:`BatchOptions` (and its digest), and
+the output file: opened without following links, locked against a second writer, and, for a
+resume, checked whole before anything in it changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import MemauditError, PackageError, UsageError
+from ..model.compiled import check_budgets
+from ..results.records import ResultsFile, encode_records, parse_results
+
+__all__ = ["BatchOptions", "open_output", "read_done", "unique", "write_all"]
+
+
+def unique(values: Iterable[Any]) -> tuple[Any, ...]:
+    seen: list[Any] = []
+    for value in values:
+        if value not in seen:
+            seen.append(value)
+    return tuple(seen)
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """What to compute for every package of a batch.
+
+    Budgets, budget fractions and writers are de-duplicated (first occurrence kept), so that
+    every (package, budget) has one record.
+    """
+
+    budgets: tuple[float, ...] | None = None
+    budget_fracs: tuple[float, ...] | None = None
+    writers: tuple[str, ...] = ()
+    certify: str = "none"
+    time_limit: float | None = None
+    node_limit: int | None = None
+    estimator: str | None = None  # model path or "embed", for the estimated writers
+    group_capacity: int | None = None  # overrides objective.group_capacity
+
+    def __post_init__(self) -> None:
+        if self.budgets is not None and self.budget_fracs is not None:
+            raise UsageError("give budgets or budget fractions, not both")
+        for name in ("budgets", "budget_fracs"):
+            values = getattr(self, name)
+            if values is None:
+                continue
+            checked = check_budgets(values, "budgets" if name == "budgets" else "budget fractions")
+            if not checked:
+                raise UsageError(f"{name} is empty; give at least one value, or None for the packages' own budgets")
+            object.__setattr__(self, name, unique(checked))
+        object.__setattr__(self, "writers", unique(str(w) for w in self.writers))
+        if self.writers:
+            from ..evaluate.baselines import ALL_WRITERS as known
+
+            unknown = [w for w in self.writers if w not in known]
+            if unknown:
+                raise UsageError(f"unknown writer(s) {', '.join(unknown)}; choose from {', '.join(sorted(known))}")
+        if self.certify not in ("none", "auto", "highs", "gurobi"):
+            raise UsageError(f"certify must be none, auto, highs or gurobi, not {self.certify!r}")
+        if self.time_limit is not None and not (self.time_limit >= 0):
+            raise UsageError(f"time limit must be >= 0 seconds, got {self.time_limit!r}")
+        if self.node_limit is not None and (isinstance(self.node_limit, bool) or int(self.node_limit) != self.node_limit
+                                            or self.node_limit < 0):
+            raise UsageError(f"node limit must be an integer >= 0, got {self.node_limit!r}")
+        if self.group_capacity is not None and (type(self.group_capacity) is not int or self.group_capacity < 1):
+            raise UsageError(f"--group-capacity must be an integer >= 1, got {self.group_capacity!r}")
+
+    def identity(self) -> dict[str, Any]:
+        """The options that shape records, in a form that does not depend on their order."""
+        return {
+            "budgets": None if self.budgets is None else sorted(self.budgets),
+            "budget_fracs": None if self.budget_fracs is None else sorted(self.budget_fracs),
+            "writers": sorted(self.writers),
+            "certify": self.certify,
+            "time_limit": self.time_limit,
+            "node_limit": self.node_limit,
+            "estimator": self.estimator,
+            "group_capacity": self.group_capacity,
+        }
+
+    @cached_property
+    def digest(self) -> str:
+        text = orjson.dumps(self.identity(), option=orjson.OPT_SORT_KEYS)
+        return hashlib.sha256(text).hexdigest()[:16]
+
+    def planned_keys(self) -> frozenset[float] | None:
+        """The budget keys of every package, when the options fix them (None: each package's own)."""
+        planned = self.budgets if self.budgets is not None else self.budget_fracs
+        return None if planned is None else frozenset(planned)
+
+    def key_of(self, record: dict[str, Any]) -> float | None:
+        """The budget part of a record's key (None for a package-level error record)."""
+        value = record.get("budget_frac") if self.budget_fracs is not None else record.get("budget")
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(value)
+        return float(value)
+
+
+# Resume ---------------------------------------------------------------------------------------
+@dataclass
+class Done:
+    """What a results file already holds for this run's options."""
+
+    keys: dict[str, set[float]] = field(default_factory=dict)  # budget keys per member digest
+    errored: set[str] = field(default_factory=set)  # members that ended in a package-level error
+    complete_bytes: int = 0
+    torn_tail: bool = False
+
+    @property
+    def members(self) -> set[str]:
+        return set(self.keys) | self.errored
+
+
+def _check_resumable(parsed: ResultsFile, options: BatchOptions) -> Done:
+    """What a results file holds for resume; raises, modifying nothing, when it is not one."""
+    source = parsed.source
+    done = Done(complete_bytes=parsed.complete_bytes, torn_tail=bool(parsed.torn_tail))
+    found_options: dict[str, Any] = {}
+    other: dict[str, int] = {}
+    for number, record in parsed.records:
+        member, digest = record.get("member_digest"), record.get("options_digest")
+        if not isinstance(member, str) or not isinstance(digest, str):
+            raise PackageError(
+                "this record has no member_digest / options_digest, so the file was not written by "
+                "memaudit batch (or by an older version of it); resume only continues a file that "
+                "this batch wrote: choose a new --out, or pass --force to replace the file",
+                source=source, record=f"line {number}",
+            )
+        if isinstance(record.get("options"), dict):
+            found_options.setdefault(digest, record["options"])
+        if digest != options.digest:
+            other.setdefault(digest, number)
+            continue
+        try:
+            key = options.key_of(record)
+        except TypeError:
+            raise PackageError("the budget is not a number", source=source, record=f"line {number}",
+                               field="budget_frac" if options.budget_fracs is not None else "budget") from None
+        if key is None:
+            done.errored.add(member)
+        else:
+            done.keys.setdefault(member, set()).add(key)
+    if other:
+        raise UsageError(_options_difference(source, options, found_options, other))
+    return done
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value) or "none"
+    return str(value)
+
+
+def _options_difference(source: str, options: BatchOptions, found: dict[str, Any], other: dict[str, int]) -> str:
+    now = options.identity()
+    parts = []
+    for digest, line in other.items():
+        theirs = found.get(digest)
+        if not isinstance(theirs, dict):
+            parts.append(f"the records from line {line} on were made with other options (digest {digest}, "
+                         f"now {options.digest}); no record says which")
+            continue
+        diffs = [f"{name} {_show(theirs.get(name))} in the file, {_show(now[name])} now"
+                 for name in now if theirs.get(name) != now[name]]
+        parts.append("; ".join(diffs) or f"options digest {digest} in the file, {options.digest} now")
+    return (f"{source}: cannot resume with other options than the file was written with: "
+            f"{' | '.join(parts)}. Resume with the file's options, or write to another --out "
+            "(the file was not modified)")
+
+
+def read_done(out: str | Path, options: BatchOptions | None = None) -> tuple[dict[str, set[float]], set[str], bool]:
+    """Finished work in a results file, read without modifying it.
+
+    Returns (budget keys done per member digest, member digests that ended in a package-level
+    error, whether the file ends in an incomplete line). Raises ``PackageError`` when the file
+    is not a batch results file and ``UsageError`` when it was written with other options
+    (``options`` defaults to those of the file's first record).
+    """
+    path = Path(out)
+    if not path.exists():
+        return {}, set(), False
+    parsed = parse_results(path.read_bytes(), str(path))
+    if options is None:
+        options = _options_of_first_record(parsed)
+    done = _check_resumable(parsed, options)
+    return done.keys, done.errored, done.torn_tail
+
+
+def _options_of_first_record(parsed: ResultsFile) -> BatchOptions:
+    source = parsed.source
+    for number, record in parsed.records:
+        found = record.get("options")
+        if isinstance(found, dict):
+            try:
+                return BatchOptions(
+                    budgets=None if found.get("budgets") is None else tuple(found["budgets"]),
+                    budget_fracs=None if found.get("budget_fracs") is None else tuple(found["budget_fracs"]),
+                    writers=tuple(found.get("writers") or ()), certify=found.get("certify", "none"),
+                    time_limit=found.get("time_limit"), node_limit=found.get("node_limit"),
+                    estimator=found.get("estimator"), group_capacity=found.get("group_capacity"),
+                )
+            except (MemauditError, TypeError, ValueError):
+                raise PackageError("the recorded options are malformed", source=source, record=f"line {number}",
+                                   field="options") from None
+        break
+    return BatchOptions()
+
+
+# The output file ------------------------------------------------------------------------------
+@dataclass
+class Output:
+    """The locked output of a run. Nothing in it changes before :meth:`start`."""
+
+    path: Path
+    fd: int
+    done: Done
+    created: bool  # the file did not exist before this run
+    keep_bytes: int | None  # where start() cuts the file (None: as it is)
+
+    def start(self) -> None:
+        """Drop a torn last line (resume) or the old records (overwrite): the run begins."""
+        if self.keep_bytes is not None:
+            os.ftruncate(self.fd, self.keep_bytes)
+
+    def abandon(self) -> None:
+        """Close without having started: an empty file this run created goes away."""
+        try:
+            if self.created and os.fstat(self.fd).st_size == 0:
+                self.path.unlink(missing_ok=True)
+        finally:
+            os.close(self.fd)
+
+
+def _lock(fd: int) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no advisory locks
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume: bool, overwrite: bool) -> Output:
+    """Check, open and lock the output; nothing in it is modified until ``Output.start``."""
+    if resume and overwrite:
+        raise UsageError("--resume continues the results file and --force replaces it; give one of them")
+    resolved = out.resolve()
+    for p in inputs:
+        if p.resolve() == resolved:
+            raise UsageError(f"{out}: refusing to write results over an input")
+    if out.is_symlink():
+        raise UsageError(f"{out} is a symbolic link; give the path of the results file itself")
+    existed = out.exists()
+    if existed and not out.is_file():
+        raise UsageError(f"{out} exists and is not a regular file; choose another --out")
+    if existed and not resume and not overwrite and out.stat().st_size > 0:
+        raise UsageError(f"{out} already exists; pass --resume to continue it or --force to replace it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(out, flags, 0o666)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot open for writing: {exc.strerror or exc}") from None
+    try:
+        if not _lock(fd):
+            raise UsageError(f"{out} is being written by another batch run (it holds the file's lock); "
+                             "wait for it to finish, or choose another --out")
+        done = Done()
+        keep: int | None = None
+        if resume:
+            size = os.fstat(fd).st_size
+            data = os.pread(fd, size, 0) if size else b""
+            done = _check_resumable(parse_results(data, str(out)), options)
+            keep = done.complete_bytes if done.torn_tail else None
+        elif overwrite:
+            keep = 0
+    except BaseException:
+        Output(out, fd, Done(), not existed, None).abandon()
+        raise
+    return Output(out, fd, done, not existed, keep)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def with_options(data: bytes, options: BatchOptions) -> bytes:
+    """The first record of a file also carries the options."""
+    cut = data.index(b"\n") + 1
+    first = orjson.loads(data[:cut])
+    first["options"] = options.identity()
+    return encode_records([first]) + data[cut:]

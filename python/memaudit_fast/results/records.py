@@ -1,0 +1,180 @@
+"""``memaudit.result/1`` records: built, encoded and read in one place.
+
+A result file is JSONL, one record per (package, budget). The record of a solved budget is
+``SolveResult.to_record()`` (the solver layer, below this one, owns its fields and the format
+string, :data:`RESULT_FORMAT`, re-exported here); the record of a failure is
+:func:`error_record`. Records are encoded here (:func:`encode_records`: one compact UTF-8 line
+each, ``format`` first). Result files are read here: :func:`read_records` for export and
+report (strict JSON, stdin and ``.gz`` too), :func:`parse_results` for resume (fast, and it
+tells a killed writer's incomplete last line from foreign content). Both split lines at
+``\\n`` only (a ``\\u2028`` inside a string is text, not a line break) and refuse what is not a
+result record with the same message (:func:`check_record`).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import PackageError
+from ..model.jsonio import loads_strict, read_text
+from ..model.package import FORMAT as PACKAGE_FORMAT
+from ..solve.exact import RESULT_FORMAT
+
+__all__ = [
+    "PACKAGE_FORMAT", "RECORD_START", "RESULT_FORMAT", "ResultsFile", "check_record", "encode_record",
+    "encode_records", "error_record", "parse_results", "plain_number", "read_records", "read_results_file",
+    "read_results_text",
+]
+
+# Every record this module encodes starts with these bytes (``format`` is always the first key
+# and the encoding is compact), so an incomplete last line a killed writer left behind can be
+# told apart from a line that some other program wrote.
+RECORD_START = b'{"format":"' + RESULT_FORMAT.encode() + b'"'
+_RECORD_START_LOOSE = re.compile(rb'\{\s*"format"\s*:\s*"' + re.escape(RESULT_FORMAT.encode()) + b'"')
+
+_ENCODE_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
+
+
+def plain_number(x: float) -> float | int:
+    """Integral floats as ints, so records read ``"budget": 8`` rather than ``8.0``."""
+    return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
+
+
+def error_record(
+    message: str,
+    *,
+    source: str | None = None,
+    package_id: str | None = None,
+    budget: float | None = None,
+) -> dict[str, Any]:
+    """The record of a package (or one budget of it) that could not be scored."""
+    return {
+        "format": RESULT_FORMAT,
+        "package_id": package_id,
+        "source": source,
+        "budget": None if budget is None else plain_number(budget),
+        "status": "error",
+        "proven_optimal": False,
+        "error": message,
+    }
+
+
+def encode_records(records: Iterable[dict[str, Any]]) -> bytes:
+    """JSONL bytes of ``records``: one compact UTF-8 line each, ready for one ``write``.
+
+    Raises ``TypeError`` for a value JSON cannot hold (NaN and infinities become ``null``,
+    as in every JSON encoder that does not refuse them; the records built here hold none).
+    """
+    return b"".join(orjson.dumps(r, option=_ENCODE_OPTIONS) for r in records)
+
+
+def encode_record(record: dict[str, Any]) -> str:
+    """One record as a line of text without its newline (for printing)."""
+    return orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY).decode("utf-8")
+
+
+def _decode(line: bytes, source: str, number: int) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        raise PackageError("not a JSON record", source=source, record=f"line {number}") from None
+
+
+def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """Numbered lines of ``data`` (split at ``\\n`` only), blank ones left out."""
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            yield number, line
+
+
+def check_record(record: Any, source: str, where: str) -> dict[str, Any]:
+    """``record`` when it is a result record, else the PackageError that says what it is."""
+    fmt = record.get("format") if isinstance(record, dict) else None
+    if fmt == PACKAGE_FORMAT:
+        raise PackageError(
+            "this is a package set (memaudit.package/1), not results; score it first, e.g. "
+            f"memaudit batch {source} --out results.jsonl", source=source, record=where, field="format")
+    if not isinstance(record, dict) or fmt != RESULT_FORMAT:
+        found = f"format {fmt!r}" if isinstance(record, dict) else f"a JSON {type(record).__name__}"
+        raise PackageError(f"found {found}, expected a {RESULT_FORMAT} record (from batch, solve --json, "
+                           "sweep --json or score-store --json)", source=source, record=where, field="format")
+    return record
+
+
+def read_results_text(path: str | Path) -> tuple[str, str]:
+    """(text, label) of a results file; ``-`` is stdin; ``.gz`` is decompressed."""
+    if str(path) == "-":
+        return sys.stdin.read(), "<stdin>"
+    return read_text(Path(path)), str(path)
+
+
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """Every result record of a results file, in order (``-``: stdin; ``.gz`` decompressed).
+
+    Each line is read strictly (duplicate keys, NaN and the like are errors). Raises
+    PackageError (exit code 2) at the first line that is not a result record, and when the file
+    holds no record at all.
+    """
+    text, label = read_results_text(path)
+    records = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"line {number}"
+        records.append(check_record(loads_strict(line, source=label, record=where), label, where))
+    if not records:
+        raise PackageError(f"holds no {RESULT_FORMAT} records", source=label)
+    return records
+
+
+@dataclass
+class ResultsFile:
+    """What a result file holds, checked line by line, before anyone modifies it.
+
+    ``complete_bytes`` is the length of the file's complete lines; anything after it is the
+    incomplete last line of a writer that was killed in the middle of a write (``torn_tail``).
+    """
+
+    source: str
+    records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    complete_bytes: int = 0
+    torn_tail: bytes = b""
+
+
+def is_record_start(tail: bytes) -> bool:
+    """Whether ``tail`` is the beginning of a result record (or of its first bytes)."""
+    return RECORD_START.startswith(tail) or _RECORD_START_LOOSE.match(tail) is not None
+
+
+def parse_results(data: bytes, source: str) -> ResultsFile:
+    """Check that ``data`` is a result file; nothing is written.
+
+    Every complete line must be a JSON object with ``"format": "memaudit.result/1"``. An
+    incomplete last line (no ``\\n`` after it) is accepted only when it is the beginning of a
+    result record, the mark of a killed writer; any other content makes the file not a result
+    file, and ``PackageError`` names the first offending line.
+    """
+    cut = data.rfind(b"\n") + 1
+    parsed = ResultsFile(source=source, complete_bytes=cut, torn_tail=data[cut:])
+    if parsed.torn_tail.strip() and not is_record_start(parsed.torn_tail.lstrip()):
+        number = data.count(b"\n") + 1
+        raise PackageError(
+            f"the last line is not a {RESULT_FORMAT} record (and has no line end)",
+            source=source, record=f"line {number}",
+        )
+    for number, line in _lines(data[:cut]):
+        record = check_record(_decode(line, source, number), source, f"line {number}")
+        parsed.records.append((number, record))
+    return parsed
+
+
+def read_results_file(path: str | Path) -> ResultsFile:
+    """:func:`parse_results` of the file at ``path``."""
+    return parse_results(Path(path).read_bytes(), str(path))

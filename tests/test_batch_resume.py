@@ -1,0 +1,319 @@
+"""Batch durability: one right record per (content, options, budget), whatever the user does.
+
+Resume with other options, an edited set, the same set twice, relative and absolute paths,
+duplicate budgets, a second writer, a file that is not a results file, a link or an existing
+Parquet file at the output: each is either done exactly once or refused before anything is
+touched.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from memaudit_fast.cli.main import main
+from memaudit_fast.experiments.batch import BatchOptions, member_digest, read_done, run_batch
+from memaudit_fast.model.sets import iter_raw_members, write_package_set
+from memaudit_fast.solve.exact import solve
+from memaudit_fast.suites.small import generate_package
+
+DISTS = ["base", "density_trap", "update_chain", "summary_tradeoff", "scope_shift"]
+
+
+def packages(count: int, first_seed: int = 0) -> list[dict]:
+    return [generate_package(DISTS[k % len(DISTS)], seed=first_seed + k) for k in range(count)]
+
+
+def read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_bytes().split(b"\n") if line.strip()]
+
+
+def keys(records: list[dict], by: str = "budget") -> Counter:
+    return Counter((r["member_digest"], r["options_digest"], r.get(by)) for r in records)
+
+
+def batch(*args: str | Path) -> int:
+    return main(["batch", *map(str, args), "--quiet"])
+
+
+@pytest.fixture
+def small_set(tmp_path: Path) -> Path:
+    path = tmp_path / "set.jsonl"
+    write_package_set(packages(6), path)
+    return path
+
+
+@pytest.mark.parametrize(("first", "second", "what"), [
+    (["--budgets", "2,4"], ["--budgets", "2,4,8"], "budgets 2,4 in the file, 2,4,8 now"),
+    (["--budgets", "2,4"], ["--budget-fracs", "0.1"], "budget_fracs none in the file, 0.1 now"),
+    (["--budgets", "2", "--writers", "gvt"], ["--budgets", "2", "--writers", "gvt,greedy"],
+     "writers gvt in the file, greedy,gvt now"),
+    (["--budgets", "2"], ["--budgets", "2", "--node-limit", "100"], "node_limit none in the file, 100 now"),
+    ([], ["--budgets", "2"], "budgets none in the file, 2 now"),
+    (["--budgets", "2"], ["--budgets", "2", "--group-capacity", "2"], "group_capacity none in the file, 2 now"),
+    (["--budgets", "2"], ["--budgets", "2", "--certify", "highs"], "certify none in the file, highs now"),
+])
+def test_resume_with_other_options_is_refused_and_the_file_untouched(tmp_path, small_set, capsys, first, second, what):
+    out = tmp_path / "out.jsonl"
+    assert batch(small_set, "--out", out, "--workers", "1", *first) == 0
+    before = out.read_bytes()
+    capsys.readouterr()
+    assert batch(small_set, "--out", out, "--workers", "1", *second, "--resume") == 2
+    assert out.read_bytes() == before
+    err = capsys.readouterr().err
+    assert what in err and "other options" in err and "not modified" in err
+
+
+def test_resume_accepts_the_same_options_in_another_order_and_solves_nothing(tmp_path, small_set, capsys):
+    out = tmp_path / "out.jsonl"
+    assert batch(small_set, "--out", out, "--budgets", "2,4", "--writers", "gvt,greedy", "--workers", "1") == 0
+    before = out.read_bytes()
+    assert batch(small_set, "--out", out, "--budgets", "4,2", "--writers", "greedy,gvt", "--workers", "1", "--resume") == 0
+    assert out.read_bytes() == before
+    assert "6 already done" in capsys.readouterr().err
+
+
+def test_an_edited_set_resolves_what_changed_and_only_that(tmp_path):
+    members = packages(6)
+    path = tmp_path / "set.jsonl"
+    write_package_set(members, path)
+    out = tmp_path / "out.jsonl"
+    options = BatchOptions(budgets=(2, 4, 8))
+    run_batch([path], out, options, workers=1, backend="serial")
+    # Remove line 2, change the costs of one package, add a new one: sources now point at
+    # other lines than before.
+    changed = json.loads(json.dumps(members[4]))
+    for candidate in changed["candidates"]:
+        candidate["cost"] = candidate["cost"] + 1
+    edited = [members[0], members[2], members[3], changed, members[5], packages(1, first_seed=50)[0]]
+    write_package_set(edited, path, overwrite=True)
+    summary = run_batch([path], out, options, workers=1, backend="serial", resume=True)
+    assert summary.skipped == 4 and summary.packages == 2 and summary.stale == 2
+    records = read(out)
+    assert set(keys(records).values()) == {1}
+    now = {member_digest(m): m for m in iter_raw_members([path])}
+    current = [r for r in records if r["member_digest"] in now]
+    assert len(current) == 6 * 3
+    for package in edited:
+        digest = next(d for d, m in now.items() if json.loads(m[2])["package_id"] == package["package_id"]
+                      and json.loads(m[2])["candidates"] == package["candidates"])
+        expected = [r.value for r in solve(package, budgets=[2, 4, 8])]
+        got = [r["opt"] for r in current if r["member_digest"] == digest]
+        assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_relative_then_absolute_path_adds_nothing(tmp_path, small_set, monkeypatch):
+    out = tmp_path / "out.jsonl"
+    monkeypatch.chdir(tmp_path)
+    assert batch("set.jsonl", "--out", "out.jsonl", "--budgets", "2,4", "--workers", "1") == 0
+    before = out.read_bytes()
+    assert batch(small_set.resolve(), "--out", out.resolve(), "--budgets", "2,4", "--workers", "1", "--resume") == 0
+    assert out.read_bytes() == before
+
+
+def test_the_same_set_twice_and_duplicate_budgets_give_one_record_per_key(tmp_path, small_set, capsys):
+    out = tmp_path / "out.jsonl"
+    assert batch(small_set, small_set, "--out", out, "--budgets", "2,2,4", "--workers", "2") == 0
+    records = read(out)
+    assert len(records) == 6 * 2 and set(keys(records).values()) == {1}
+    assert "6 repeated members scored once" in capsys.readouterr().err
+
+
+def test_a_package_with_repeated_own_budgets_gets_one_record_per_budget(tmp_path):
+    package = dict(generate_package("base", seed=3), budgets=[8, 8, 8.0, 2])
+    path = tmp_path / "set.jsonl"
+    write_package_set([package], path)
+    run_batch([path], tmp_path / "out.jsonl", workers=1, backend="serial")
+    assert [r["budget"] for r in read(tmp_path / "out.jsonl")] == [8, 2]
+
+
+def test_budget_fractions_are_keyed_by_the_fraction(tmp_path):
+    zero_cost = generate_package("base", seed=1)
+    for candidate in zero_cost["candidates"]:
+        candidate["cost"] = 0  # every fraction gives budget 0: still one record per fraction
+    path = tmp_path / "set.jsonl"
+    write_package_set([zero_cost, generate_package("base", seed=2)], path)
+    out = tmp_path / "out.jsonl"
+    options = BatchOptions(budget_fracs=(0.1, 0.2, 0.1))
+    run_batch([path], out, options, workers=1, backend="serial")
+    run_batch([path], out, options, workers=1, backend="serial", resume=True)
+    records = read(out)
+    assert [r["budget_frac"] for r in records] == [0.1, 0.2, 0.1, 0.2]
+    assert set(keys(records, by="budget_frac").values()) == {1}
+
+
+def test_a_second_writer_is_refused_while_the_first_holds_the_file(tmp_path, small_set, capsys):
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"")
+    with out.open("rb") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        for extra in ([], ["--resume"], ["--force"]):
+            assert batch(small_set, "--out", out, "--budgets", "2", *extra) == 2
+            assert "another batch run" in capsys.readouterr().err
+        assert out.read_bytes() == b""
+    assert batch(small_set, "--out", out, "--budgets", "2", "--workers", "1") == 0
+
+
+def test_the_lock_is_held_for_the_whole_run(tmp_path, small_set):
+    out = tmp_path / "out.jsonl"
+    seen: list[bool] = []
+
+    class Probe:
+        """A progress display that tries to lock the output while the batch runs."""
+
+        total = None
+
+        def set_total(self, total: int | None) -> None:
+            self.total = total
+
+        def update(self, n: int = 1, *, failed: int = 0) -> None:
+            fd = os.open(out, os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                seen.append(False)
+            except BlockingIOError:
+                seen.append(True)
+            finally:
+                os.close(fd)
+
+    run_batch([small_set], out, BatchOptions(budgets=(2,)), workers=1, backend="serial", progress=Probe())  # type: ignore[arg-type]
+    assert seen and all(seen)
+
+
+@pytest.mark.parametrize("content", [
+    b"precious notes\nno line end at the end",
+    b'{"format": "memaudit.result/1", "package_id": "p", "budget": 2, "status": "optimal"}\n',
+    b'{"format": "other/1"}\n{"format": "memaudit.result/1", "pa',
+    b"not json at all\n",
+    b"\xff\xfe binary",
+])
+def test_resume_on_a_file_that_is_not_batch_results_is_refused_untouched(tmp_path, small_set, capsys, content):
+    out = tmp_path / "notes.jsonl"
+    out.write_bytes(content)
+    assert batch(small_set, "--out", out, "--budgets", "2", "--resume") == 2
+    assert out.read_bytes() == content
+    assert "notes.jsonl" in capsys.readouterr().err
+
+
+def test_resume_drops_only_an_incomplete_record_at_the_end(tmp_path, small_set):
+    out = tmp_path / "out.jsonl"
+    options = BatchOptions(budgets=(2, 4))
+    run_batch([small_set], out, options, workers=1, backend="serial")
+    full = out.read_bytes()
+    lines = full.split(b"\n")
+    out.write_bytes(b"\n".join(lines[:5]) + b"\n" + lines[5][:40])
+    summary = run_batch([small_set], out, options, workers=1, backend="serial", resume=True)
+    assert summary.truncated_tail
+    done, errored, torn = read_done(out, options)
+    assert not torn and not errored and sum(len(v) for v in done.values()) == 12
+    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in read(out)]
+    assert strip == [{k: v for k, v in r.items() if k != "seconds"} for r in json_lines(full)]
+
+
+def json_lines(data: bytes) -> list[dict]:
+    return [json.loads(line) for line in data.split(b"\n") if line.strip()]
+
+
+def test_failed_members_are_not_scored_again_on_resume(tmp_path):
+    path = tmp_path / "set.jsonl"
+    good = json.dumps(generate_package("base", seed=1))
+    path.write_text(good + "\n{broken\n")
+    out = tmp_path / "out.jsonl"
+    assert batch(path, "--out", out, "--budgets", "2", "--workers", "1") == 3
+    before = out.read_bytes()
+    assert batch(path, "--out", out, "--budgets", "2", "--workers", "1", "--resume") == 0
+    assert out.read_bytes() == before
+
+
+def test_a_link_or_a_directory_at_out_is_refused(tmp_path, small_set, capsys):
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep\n")
+    link = tmp_path / "out.jsonl"
+    link.symlink_to(target)
+    for extra in ([], ["--force"], ["--resume"]):
+        assert batch(small_set, "--out", link, "--budgets", "2", *extra) == 2
+        assert "symbolic link" in capsys.readouterr().err
+    assert target.read_text() == "keep\n"
+    dangling = tmp_path / "dangling.jsonl"
+    dangling.symlink_to(tmp_path / "missing.jsonl")
+    assert batch(small_set, "--out", dangling, "--budgets", "2") == 2
+    assert not (tmp_path / "missing.jsonl").exists()
+    assert batch(small_set, "--out", tmp_path, "--budgets", "2", "--force") == 2
+
+
+def test_an_existing_parquet_file_is_refused_before_any_work(tmp_path, small_set, capsys):
+    pytest.importorskip("pyarrow")
+    parquet = tmp_path / "r.parquet"
+    parquet.write_bytes(b"old export")
+    out = tmp_path / "out.jsonl"
+    assert batch(small_set, "--out", out, "--budgets", "2", "--parquet", parquet) == 2
+    assert not out.exists() and parquet.read_bytes() == b"old export"
+    assert "--parquet" in capsys.readouterr().err
+    assert batch(small_set, "--out", out, "--budgets", "2", "--parquet", out) == 2
+    assert not out.exists()
+    assert batch(small_set, "--out", out, "--budgets", "2", "--parquet", parquet, "--force", "--workers", "1") == 0
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(parquet).num_rows == 6
+
+
+def test_resume_and_force_together_are_a_usage_error(tmp_path, small_set):
+    assert batch(small_set, "--out", tmp_path / "o.jsonl", "--resume", "--force") == 2
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_bad_options_are_refused_before_the_output_is_created(tmp_path, small_set):
+    out = tmp_path / "o.jsonl"
+    for bad in (["--writers", "nosuchwriter"], ["--workers", "0"], ["--chunk-size", "0"],
+                ["--time-limit", "-1"], ["--ray-address", "auto"]):
+        assert batch(small_set, "--out", out, "--budgets", "2", *bad) == 2, bad
+        assert not out.exists()
+
+
+def test_progress_streams_plain_lines_when_stderr_is_not_a_terminal(tmp_path, small_set, capsys):
+    out = tmp_path / "out.jsonl"
+    assert main(["batch", str(small_set), str(small_set), "--out", str(out), "--budgets", "2", "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "batch: 12" in err and "packages" in err and "done" in err
+
+
+@pytest.mark.parametrize("budgets", [(2.0, 4.0, 8.0), None], ids=["given-budgets", "own-budgets"])
+def test_a_member_cut_short_anywhere_in_the_file_is_completed(tmp_path, small_set, budgets):
+    # A kill can cut a package's write at a line end; later runs may have appended after it
+    # (an interrupted run writes the chunks that finished, not only the first ones).
+    out = tmp_path / "out.jsonl"
+    options = BatchOptions(budgets=budgets)
+    run_batch([small_set], out, options, workers=1, backend="serial")
+    full = read(out)
+    lines = out.read_bytes().split(b"\n")[:-1]
+    cut = [k for k, r in enumerate(full) if r["package_id"] == full[len(full) // 2]["package_id"]][-1]
+    out.write_bytes(b"".join(line + b"\n" for k, line in enumerate(lines) if k != cut))
+    summary = run_batch([small_set], out, options, workers=1, backend="serial", resume=True)
+    assert summary.packages == 1 and summary.records == 1 and summary.skipped == 5
+    records = read(out)
+    assert set(keys(records).values()) == {1} and len(records) == len(full)
+    assert sorted(json.dumps({k: v for k, v in r.items() if k != "seconds"}, sort_keys=True) for r in records) == \
+        sorted(json.dumps({k: v for k, v in r.items() if k != "seconds"}, sort_keys=True) for r in full)
+
+
+def test_workers_that_cannot_start_leave_the_output_as_it_was(tmp_path, small_set, monkeypatch):
+    from memaudit_fast.errors import UsageError
+    from memaudit_fast.experiments import batch as batch_module
+
+    def unreachable(*args: object, **kwargs: object) -> None:
+        raise UsageError("cannot start or reach Ray (head:6379): connection refused")
+
+    monkeypatch.setattr(batch_module, "make_runner", unreachable)
+    existing = tmp_path / "old.jsonl"
+    existing.write_bytes(b"old results\n")
+    with pytest.raises(UsageError, match="reach Ray"):
+        run_batch([small_set], existing, backend="ray", overwrite=True)
+    assert existing.read_bytes() == b"old results\n"
+    with pytest.raises(UsageError, match="reach Ray"):
+        run_batch([small_set], tmp_path / "new.jsonl", backend="ray")
+    assert not (tmp_path / "new.jsonl").exists()

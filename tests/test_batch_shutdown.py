@@ -1,0 +1,193 @@
+"""Batch shutdown: Ctrl-C and SIGTERM stop long solves promptly and keep what finished; worker
+processes never outlive the batch, even when it is killed by SIGKILL.
+
+The hard packages are subset-sum knapsacks (even costs, odd budget, value = cost): the bound
+never meets the incumbent, so their solves run until their 600 s limit unless stopped. A run
+that did not stop when told would hit the generous ``timeout`` of ``wait`` below; no
+assertion measures speed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memaudit_fast.experiments.batch import BatchOptions, run_batch
+from memaudit_fast.model.sets import write_package_set
+from memaudit_fast.suites.small import generate_package
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="process checks read /proc")
+
+EASY = 4
+HANG = 60  # seconds: far more than any of these runs needs when it stops as it should
+
+
+def subset_sum(seed: int, n: int = 60) -> dict:
+    rng = np.random.default_rng(seed)
+    costs = [int(c) for c in 2 * rng.integers(10**6, 10**7, size=n)]
+    return {
+        "format": "memaudit.package/1", "package_id": f"subset-sum/{seed}",
+        "units": [{"unit_id": f"u{i}", "weight": float(c)} for i, c in enumerate(costs)],
+        "candidates": [{"candidate_id": f"c{i}", "cost": c, "coverage": {f"u{i}": 1.0}} for i, c in enumerate(costs)],
+        "budgets": [sum(costs) // 2 + 1],
+    }
+
+
+def mixed_set(path: Path, hard: int = 2) -> Path:
+    """EASY packages at budget 2 and 4, then ``hard`` subset-sum packages at their own budget."""
+    easy = [dict(generate_package("base", seed=k), budgets=[2, 4]) for k in range(EASY)]
+    write_package_set(easy + [subset_sum(k) for k in range(hard)], path)
+    return path
+
+
+def command(set_path: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "memaudit_fast", "batch", str(set_path), "--out", str(out),
+            "--time-limit", "600", *extra]
+
+
+def children(pid: int) -> set[int]:
+    """Every process whose parent is ``pid``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def wait_for_lines(out: Path, count: int, proc: subprocess.Popen) -> None:
+    """Poll until ``out`` holds ``count`` lines (the easy packages are written)."""
+    tick = threading.Event()
+    for _ in range(HANG * 100):
+        if out.exists() and out.read_bytes().count(b"\n") >= count:
+            return
+        assert proc.poll() is None, "the batch ended before it reached the hard packages"
+        tick.wait(0.01)
+    raise AssertionError("the easy packages were not written")
+
+
+def start(cmd: list[str]) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, env=env)
+
+
+@pytest.mark.parametrize(("backend", "sig"), [
+    ("local", signal.SIGINT), ("local", signal.SIGTERM), ("serial", signal.SIGINT),
+    ("serial", signal.SIGTERM), ("threads", signal.SIGINT),
+])
+def test_interrupt_during_long_solves_stops_keeps_what_finished_and_says_how_to_resume(tmp_path, backend, sig):
+    set_path = mixed_set(tmp_path / "set.jsonl")
+    out = tmp_path / "out.jsonl"
+    proc = start(command(set_path, out, "--backend", backend, "--workers", "2", "--chunk-size", "1"))
+    wait_for_lines(out, EASY * 2, proc)
+    workers = children(proc.pid)
+    # Ctrl-C in a terminal signals the whole process group; SIGTERM comes to the main process.
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)
+    else:
+        os.kill(proc.pid, sig)
+    _, err = proc.communicate(timeout=HANG)
+    assert proc.returncode == 130, err
+    assert "--resume" in err and "interrupted" in err
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == EASY * 2 and all(r["status"] == "optimal" for r in records)
+    assert not any(alive(pid) for pid in workers)
+
+
+def test_resume_after_an_interrupt_keeps_the_finished_records(tmp_path):
+    set_path = mixed_set(tmp_path / "set.jsonl", hard=1)
+    out = tmp_path / "out.jsonl"
+    proc = start(command(set_path, out, "--workers", "2", "--chunk-size", "1"))
+    wait_for_lines(out, EASY * 2, proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=HANG)
+    assert proc.returncode == 130, err
+    before = out.read_bytes()
+    # A resume must use the run's options: other ones are refused and the file stays as it is.
+    again = subprocess.run(command(set_path, out, "--workers", "2", "--node-limit", "10", "--resume"),
+                           check=False, capture_output=True, text=True, timeout=HANG)
+    assert again.returncode == 2 and "node_limit" in again.stderr
+    assert out.read_bytes() == before
+
+
+def test_workers_die_when_the_batch_is_killed(tmp_path):
+    set_path = mixed_set(tmp_path / "set.jsonl", hard=2)
+    out = tmp_path / "out.jsonl"
+    proc = start(command(set_path, out, "--workers", "2", "--chunk-size", "1"))
+    wait_for_lines(out, EASY * 2, proc)
+    workers = children(proc.pid)
+    assert workers, "the batch runs no worker processes"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=HANG)
+    # The parent-death signal is delivered as the parent exits; poll /proc for the reaped state.
+    for pid in workers:
+        deadline_ok = threading.Event()
+        for _ in range(HANG * 20):
+            if not alive(pid):
+                deadline_ok.set()
+                break
+            deadline_ok.wait(0.05)
+        assert deadline_ok.is_set(), f"worker {pid} outlived the killed batch"
+
+
+def test_ctrl_c_while_threads_solve_returns_promptly_in_process(tmp_path):
+    set_path = mixed_set(tmp_path / "set.jsonl", hard=2)
+    out = tmp_path / "out.jsonl"
+    pressed: list[int] = []
+
+    class Interrupting:
+        """A progress display that presses Ctrl-C once the easy packages are written, while
+        the threads are in the hard solves (the signal is raised here, in the main thread)."""
+
+        total = None
+
+        def set_total(self, total: int | None) -> None:
+            self.total = total
+
+        def update(self, n: int = 1, *, failed: int = 0) -> None:
+            if out.read_bytes().count(b"\n") >= EASY * 2 and not pressed:
+                pressed.append(1)
+                signal.raise_signal(signal.SIGINT)
+
+    summary = run_batch([set_path], out, BatchOptions(time_limit=600), workers=2,
+                        backend="threads", chunk_size=1, progress=Interrupting())  # type: ignore[arg-type]
+    assert pressed and summary.interrupted
+    assert summary.packages == EASY and summary.records == EASY * 2
+
+
+def test_a_second_run_on_the_same_output_is_refused_while_the_first_runs(tmp_path):
+    set_path = mixed_set(tmp_path / "set.jsonl", hard=1)
+    out = tmp_path / "out.jsonl"
+    first = start(command(set_path, out, "--workers", "2", "--chunk-size", "1"))
+    wait_for_lines(out, EASY * 2, first)
+    before = out.read_bytes()
+    for extra in (["--resume"], ["--force"], []):
+        second = subprocess.run(command(set_path, out, "--workers", "1", *extra), check=False,
+                                capture_output=True, text=True, timeout=HANG)
+        assert second.returncode == 2, second.stderr
+        assert out.read_bytes() == before
+    os.killpg(first.pid, signal.SIGINT)
+    _, err = first.communicate(timeout=HANG)
+    assert first.returncode == 130, err
+    assert out.read_bytes() == before
