@@ -90,9 +90,7 @@ def check_artifact(parts: list[bytes]) -> None:
 
 def check_results(raw: bytes) -> None:
     path = WORK / "results.jsonl"
-    # As text: the --resume reader (experiments/batch.py) is being rewritten with the batch
-    # resume work and still assumes UTF-8; bytes go to it once it reads through jsonio.
-    path.write_text(raw.decode("utf-8", "replace"), encoding="utf-8")
+    path.write_bytes(raw)  # raw bytes: the --resume reader must refuse bad UTF-8 cleanly too
     try:
         read_done(path)
     except MemauditError:
