@@ -200,3 +200,23 @@ def test_bad_values_give_record_field_line_and_column(tmp_path):
     cost_line = next(k for k, t in enumerate(lines, 1) if "1e999" in t)
     assert any("units[0]: field 'weight'" in m and f"line {weight_line} column" in m for m in messages), messages
     assert any("candidates[0]: field 'cost'" in m and f"line {cost_line} column" in m for m in messages), messages
+
+
+def test_duplicate_keys_give_line_and_column_of_the_repeat(tmp_path):
+    path = tmp_path / "d.json"
+    text = text_with('"cost": 1', '"cost": 1,\n  "cost": 2')
+    path.write_text(text)
+    with pytest.raises(PackageError) as info:
+        load_package(path)
+    line = text[: text.index('"cost": 2')].count("\n") + 1
+    column = text.index('"cost": 2') - text.rfind("\n", 0, text.index('"cost": 2'))
+    assert f"again at line {line} column {column}" in str(info.value)
+    assert "field 'cost'" in str(info.value)
+
+
+def test_duplicate_keys_in_a_set_line_name_the_line_and_column(tmp_path):
+    from memaudit_fast.model.jsonio import loads_strict
+
+    with pytest.raises(PackageError, match=r"line 7: field 'a\.b': key 'b' appears twice in one object \(again at line 7 column 16\)"):
+        loads_strict('{"a": {"b": 1, "b": 2}}', source="set.jsonl", record="line 7")
+

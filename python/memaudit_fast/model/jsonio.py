@@ -130,16 +130,58 @@ def _parse_int(text: str) -> Any:
     return int(text)
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
-    out: dict[Any, Any] = dict(pairs)
-    if len(out) != len(pairs):  # rare: remember the repeated keys for the message
-        seen: set[str] = set()
-        repeated = []
-        for key, _ in pairs:
-            if key in seen and key not in repeated:
-                repeated.append(key)
-            seen.add(key)
-        out[_DUPLICATES] = repeated
+def _pairs_hook(repeats: list[list[Any]]) -> Callable[[list[tuple[str, Any]]], dict[Any, Any]]:
+    """An object hook that records, per object and in the decoder's (post-)order, its repeated keys."""
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[Any, Any]:
+        out: dict[Any, Any] = dict(items)
+        if len(out) != len(items):  # rare: remember the repeated keys for the message
+            seen: set[str] = set()
+            repeated: list[Any] = []
+            for key, _ in items:
+                if key in seen and key not in repeated:
+                    repeated.append(key)
+                seen.add(key)
+            out[_DUPLICATES] = repeated
+            repeats.append(repeated)
+        return out
+
+    return pairs
+
+
+# Strings and the structure around them: enough to find each object's keys in the text.
+_KEY_SCAN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]', re.DOTALL)
+
+
+def _repeat_positions(text: str) -> list[list[int]]:
+    """Per object that repeats a key, in the order its closing brace comes (the decoder's
+    order), the text offset of each repeated key's first repeat."""
+    out: list[list[int]] = []
+    stack: list[tuple[set[str], list[str], list[int]] | None] = []
+    last_string: tuple[str, int] | None = None
+    for match in _KEY_SCAN.finditer(text):
+        token = match.group()
+        if token[0] == '"':
+            last_string = (token, match.start())
+            continue
+        if token == ":" and last_string is not None and stack and stack[-1] is not None:
+            seen, repeated, positions = stack[-1]
+            key = json.loads(last_string[0])
+            if key in seen:
+                if key not in repeated:
+                    repeated.append(key)
+                    positions.append(last_string[1])
+            else:
+                seen.add(key)
+        elif token == "{":
+            stack.append((set(), [], []))
+        elif token == "[":
+            stack.append(None)
+        elif token in "]}" and stack:
+            top = stack.pop()
+            if top is not None and top[2]:
+                out.append(top[2])
+        last_string = None
     return out
 
 
@@ -148,7 +190,7 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
 _VALUE_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?', re.DOTALL)
 
 
-def _decoder(markers: list[_BadValue]) -> json.JSONDecoder:
+def _decoder(markers: list[_BadValue], repeats: list[list[Any]]) -> json.JSONDecoder:
     """A careful decoder that records, in text order, every marker it makes."""
 
     def keep(marker: Any) -> Any:
@@ -160,7 +202,7 @@ def _decoder(markers: list[_BadValue]) -> json.JSONDecoder:
         parse_constant=lambda name: keep(_parse_constant(name)),
         parse_float=lambda text: keep(_parse_float(text)),
         parse_int=lambda text: keep(_parse_int(text)),
-        object_pairs_hook=_pairs,
+        object_pairs_hook=_pairs_hook(repeats),
     )
 
 
@@ -177,6 +219,12 @@ def _locate_markers(text: str, markers: list[_BadValue], at: Callable[[int], str
     positions = (m.start() for m in _VALUE_TOKEN.finditer(text) if m.group()[0] != '"' and _bad_token(m.group()))
     for marker, pos in zip(markers, positions):
         marker.at(at(pos))
+
+
+def _locate_repeats(text: str, repeats: list[list[Any]], at: Callable[[int], str]) -> None:
+    """Turn each recorded repeated key into (key, where its repeat is in the text)."""
+    for keys, positions in zip(repeats, _repeat_positions(text)):
+        keys[:] = [(key, at(pos)) for key, pos in zip(keys, positions)] + [(key, None) for key in keys[len(positions):]]
 
 
 def _line_column(text: str, pos: int) -> str:
@@ -222,10 +270,13 @@ def parse_careful(text: str, *, source: str, record: str | None = None) -> Any:
             source=source, record=at(deep),
         )
     markers: list[_BadValue] = []
+    repeats: list[list[Any]] = []
     try:
-        data = _decoder(markers).decode(text)
+        data = _decoder(markers, repeats).decode(text)
         if markers:
             _locate_markers(text, markers, at)
+        if repeats:
+            _locate_repeats(text, repeats, at)
         return data
     except json.JSONDecodeError as exc:
         where = at(exc.pos)
@@ -260,8 +311,10 @@ def find_defects(data: Any, *, limit: int = 50) -> list[tuple[list[Any], str]]:
         value, path = stack.pop()
         if isinstance(value, dict):
             if _DUPLICATES in value:
-                for key in value.pop(_DUPLICATES):
-                    found.append((path + [key], f"key {key!r} appears twice in one object"))
+                for entry in value.pop(_DUPLICATES):
+                    key, where = entry if isinstance(entry, tuple) else (entry, None)
+                    place = f" (again at {where})" if where else ""
+                    found.append((path + [key], f"key {key!r} appears twice in one object{place}"))
             items = list(value.items())
             for key, child in reversed(items):
                 if _has_surrogate(key):
