@@ -244,7 +244,9 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
         message = f"internal error: {type(exc).__name__}: {exc}"
     record = error_record(message, source=source, package_id=package_id)
     record.update(tag)
-    return encode_records([record]), 1, [f"{source}: {message}"], False
+    # A PackageError already opens with its source: never say the label twice.
+    line = message if message.startswith(f"{source}:") else f"{source}: {message}"
+    return encode_records([record]), 1, [line], False
 
 
 def _score_chunk(chunk: list[Task], options: BatchOptions, cancel: Any = None) -> list[Outcome]:
