@@ -73,3 +73,16 @@ def test_long_layout_has_one_row_per_writer(tmp_path):
     gvt = [t for t in table if t["writer"] == "gvt"]
     assert len(gvt) == len(rows) - 1 and gvt[0]["writer_ratio"] == pytest.approx(0.97)
     assert table[-1]["status"] == "error" and table[-1]["writer"] is None
+
+
+def test_a_pretty_printed_package_is_refused_as_a_package_not_as_bad_json(tmp_path):
+    import shutil
+
+    from memaudit_fast.cli.main import main
+    from memaudit_fast.model.examples import example_package_path
+
+    pkg = tmp_path / "p.json"
+    shutil.copy(example_package_path(), pkg)
+    for argv in (["export", str(pkg), str(tmp_path / "x.parquet")], ["report", str(pkg), "--out", str(tmp_path / "r")]):
+        assert main(argv) == 2
+    assert not (tmp_path / "x.parquet").exists() and not (tmp_path / "r").exists()

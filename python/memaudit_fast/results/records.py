@@ -99,7 +99,7 @@ def check_record(record: Any, source: str, where: str) -> dict[str, Any]:
     fmt = record.get("format") if isinstance(record, dict) else None
     if fmt == PACKAGE_FORMAT:
         raise PackageError(
-            "this is a package set (memaudit.package/1), not results; score it first, e.g. "
+            "this holds packages (memaudit.package/1: a package or a package set), not results; score it first, e.g. "
             f"memaudit batch {source} --out results.jsonl", source=source, record=where, field="format")
     if not isinstance(record, dict) or fmt != RESULT_FORMAT:
         found = f"format {fmt!r}" if isinstance(record, dict) else f"a JSON {type(record).__name__}"
@@ -128,10 +128,28 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         where = f"line {number}"
-        records.append(check_record(loads_strict(line, source=label, record=where), label, where))
+        try:
+            record = loads_strict(line, source=label, record=where)
+        except PackageError:
+            if not records:
+                _refuse_whole_document(text, label)
+            raise
+        records.append(check_record(record, label, where))
     if not records:
         raise PackageError(f"holds no {RESULT_FORMAT} records", source=label)
     return records
+
+
+def _refuse_whole_document(text: str, label: str) -> None:
+    """A first line that is not JSON may open a pretty-printed document (a package, say): say
+    what the whole text is when it parses, rather than blaming its first line."""
+    try:
+        whole = loads_strict(text, source=label)
+    except PackageError:
+        return
+    check_record(whole, label, "the whole file")
+    raise PackageError(f"holds one JSON document over several lines; a results file holds one "
+                       f"{RESULT_FORMAT} record per line", source=label)
 
 
 @dataclass
