@@ -144,6 +144,11 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
     for (int it = 0; it < max_iterations; ++it) {
         const double ub = evaluate_bound(capacity);
         last_iteration = it;
+        if (root) {
+            // Every step's bound is valid for the whole problem: the log shows the best so far.
+            root_bound_ = std::min(root_bound_, std::max(ub, value_));
+            report_progress(false);
+        }
         if (average) {
             for (std::size_t i = 0; i < available_.size(); ++i) xbar_[available_.at(i)] *= 1.0 - kAverageWeight;
             for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg)

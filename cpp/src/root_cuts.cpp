@@ -30,7 +30,9 @@ void BranchAndBound::prepare_cuts() {
 }
 
 std::size_t BranchAndBound::add_cuts() {
-    std::size_t added = 0;
+    // The most violated cut of each unit (weighted), the strongest few of them: every cut
+    // costs a term in each evaluation of every candidate it touches.
+    std::vector<CoverageCut> found;
     CoverageCut cut;
     for (auto r : touched_) {
         if (!coverage_cut_unit(p_, r) || unit_cuts_[r].size() >= kMaxCutsPerUnit) continue;
@@ -38,19 +40,52 @@ std::size_t BranchAndBound::add_cuts() {
         bool seen = false;
         for (auto k : unit_cuts_[r]) seen = seen || (cuts_[k].lambda == cut.lambda && cuts_[k].group == cut.group);
         if (seen) continue;
-        const auto id = static_cast<std::int32_t>(cuts_.size());
-        for (std::size_t j = 0; j < cut.candidates.size(); ++j)
-            candidate_cuts_[cut.candidates[j]].emplace_back(id, cut.coefficients[j]);
-        unit_cuts_[r].push_back(id);
-        cuts_.push_back(std::move(cut));
+        cut.violation *= p_.weight[r];
+        found.push_back(std::move(cut));
         cut = CoverageCut();
-        ++added;
+    }
+    const std::size_t keep = std::min(found.size(), kMaxCutsPerRound);
+    std::partial_sort(found.begin(), found.begin() + static_cast<std::ptrdiff_t>(keep), found.end(),
+                      [](const CoverageCut& a, const CoverageCut& b) { return a.violation > b.violation; });
+    found.resize(keep);
+    for (auto& c : found) {
+        const auto id = static_cast<std::int32_t>(cuts_.size());
+        for (std::size_t j = 0; j < c.candidates.size(); ++j) candidate_cuts_[c.candidates[j]].emplace_back(id, c.coefficients[j]);
+        unit_cuts_[c.unit].push_back(id);
+        cuts_.push_back(std::move(c));
     }
     nu_.resize(cuts_.size(), 0.0);
     nu_direction_.resize(cuts_.size(), 0.0);
     cut_intercept_.resize(cuts_.size(), 0.0);
     cut_value_.resize(cuts_.size(), 0.0);
-    return added;
+    return keep;
+}
+
+void BranchAndBound::purge_cuts() {
+    // Cuts the multipliers left at 0 do not change the bound: dropped, so that the tree
+    // pays only for the ones in use.
+    if (std::all_of(nu_.begin(), nu_.end(), [](double nu) { return nu > 0.0; })) return;
+    std::vector<CoverageCut> kept;
+    std::vector<double> kept_nu;
+    for (std::size_t k = 0; k < cuts_.size(); ++k)
+        if (nu_[k] > 0.0) {
+            kept.push_back(std::move(cuts_[k]));
+            kept_nu.push_back(nu_[k]);
+        }
+    cuts_ = std::move(kept);
+    nu_ = std::move(kept_nu);
+    for (auto& list : unit_cuts_) list.clear();
+    for (auto& list : candidate_cuts_) list.clear();
+    for (std::size_t k = 0; k < cuts_.size(); ++k) {
+        const auto id = static_cast<std::int32_t>(k);
+        unit_cuts_[cuts_[k].unit].push_back(id);
+        for (std::size_t j = 0; j < cuts_[k].candidates.size(); ++j)
+            candidate_cuts_[cuts_[k].candidates[j]].emplace_back(id, cuts_[k].coefficients[j]);
+    }
+    nu_direction_.assign(cuts_.size(), 0.0);
+    cut_intercept_.assign(cuts_.size(), 0.0);
+    cut_value_.assign(cuts_.size(), 0.0);
+    saved_nu_ = nu_;
 }
 
 double BranchAndBound::cut_rounds(double capacity, double best) {
@@ -62,6 +97,22 @@ double BranchAndBound::cut_rounds(double capacity, double best) {
         best = std::min(best, subgradient(capacity, kCutIterations, kCutTheta, kRootPatience));
         if (!(best < before - kMinDescentGain * std::max(1.0, std::abs(before))) && round > 0) break;
     }
-    return best;
+    purge_cuts();
+    prepare_cuts();
+    // The loaded LP must be the one of the multipliers kept (fixing and branching read it).
+    return std::min(best, evaluate_bound(capacity));
 }
+
+void BranchAndBound::inherit_cuts(const BranchAndBound& parent) {
+    if (parent.cuts_.empty()) return;
+    cuts_ = parent.cuts_;
+    nu_ = parent.nu_;
+    unit_cuts_ = parent.unit_cuts_;
+    candidate_cuts_ = parent.candidate_cuts_;
+    unit_scale_ = parent.unit_scale_;
+    nu_direction_.assign(cuts_.size(), 0.0);
+    cut_intercept_.assign(cuts_.size(), 0.0);
+    cut_value_.assign(cuts_.size(), 0.0);
+}
+
 } // namespace memaudit

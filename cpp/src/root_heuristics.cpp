@@ -77,8 +77,13 @@ void BranchAndBound::core_search() {
                 report_progress(false);
                 return stop_requested_;
             };
+        // The core search starts from the root's multipliers and cuts (valid everywhere) and
+        // separates none of its own: its root is then a short warm start, not a second root.
+        sub_limits.cut_rounds = 0;
+        if (!cuts_.empty()) sub_limits.root_iterations = kCoreRootIterations;
         std::vector<double> sub_lambda = lambda_;
         BranchAndBound sub(p_, budget_, sub_lambda, sub_limits, &allowed);
+        sub.inherit_cuts(*this);
         sub.set_polisher(polisher_);
         sub.offer(incumbent_);
         const SearchOutcome out = sub.run();

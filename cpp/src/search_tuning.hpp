@@ -14,6 +14,8 @@ namespace {
 // Core heuristic: smallest core, and nodes per core search.
 constexpr std::size_t kCoreMinSize = 48;
 constexpr std::int64_t kCoreNodes = 4'000;
+// Subgradient steps at the root of a core search that inherits the root's cuts.
+constexpr int kCoreRootIterations = 40;
 constexpr int kRootRestarts = 3;
 constexpr int kRefixIterations = 30;
 // Local search after an open root may scan the non-zeros this many times.
@@ -54,7 +56,8 @@ constexpr double kDeflection = 0.5;
 constexpr double kAverageWeight = 0.1;
 constexpr int kCutIterations = 150;
 constexpr double kCutTheta = 1.0;
-constexpr std::size_t kMaxCutsPerUnit = 8;
+constexpr std::size_t kMaxCutsPerUnit = 4;
+constexpr std::size_t kMaxCutsPerRound = 200;
 constexpr double kMinCutViolation = 1e-4;
 
 } // namespace

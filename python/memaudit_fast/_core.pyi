@@ -3,6 +3,7 @@
 
 import enum
 from collections.abc import Callable, Sequence
+from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -144,6 +145,7 @@ def solve(
     start: Sequence[int] = ...,
     progress: Callable[[SolveProgress], bool | None] | None = None,
     progress_interval: float = 1.0,
+    cut_rounds: int = 8,
 ) -> list[SolveResult]:
     """Exact OPT(B) for every budget (a sweep sharing preprocessing and warm starts).
 
@@ -163,7 +165,7 @@ def run_writer(
 ) -> npt.NDArray[np.int32]:
     """Run the core writer ``name`` (density_only, greedy, gvt); indices in insertion order."""
 
-_Cut = tuple[int, float, list[int], list[float]]
+_Cut: TypeAlias = tuple[int, float, list[int], list[float]]
 
 def coverage_cut_family(problem: Problem) -> tuple[list[int], list[_Cut]]:
     """(kept candidates, every coverage cut (unit, intercept, candidates, coefficients) at

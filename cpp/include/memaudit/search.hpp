@@ -118,6 +118,8 @@ class BranchAndBound {
     void offer(const std::vector<std::int32_t>& store);
     // Local improvement run on each new incumbent (optional; must outlive run()).
     void set_polisher(WarmStart* polisher) { polisher_ = polisher; }
+    // Starts from another search's cuts and their multipliers (same problem).
+    void inherit_cuts(const BranchAndBound& parent);
     SearchOutcome run();
 
   private:
@@ -183,6 +185,7 @@ class BranchAndBound {
     // as Lagrangian terms and re-optimise the multipliers, for a few rounds.
     double cut_rounds(double capacity, double best);
     std::size_t add_cuts();
+    void purge_cuts();
     // Intercepts of the cuts at this node: intercept + pi(S) - h(z_r(S)).
     void prepare_cuts();
     bool cut_active(std::int32_t unit) const {
