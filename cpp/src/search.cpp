@@ -46,7 +46,7 @@ BranchAndBound::BranchAndBound(const ReducedProblem& problem, double budget, std
     integral_costs_ = true;
     for (auto c : p_.cost) integral_costs_ = integral_costs_ && c == std::floor(c) && c < 1e9;
     unit_scale_.assign(units, 1.0);
-    if (limits_.cut_rounds > 0)
+    if (limits_.cut_rounds > 0 && p_.num_candidates >= limits_.cut_min_candidates)
         for (std::int32_t r = 0; r < p_.num_units && !cuts_enabled_; ++r) cuts_enabled_ = coverage_cut_unit(p_, r);
     if (cuts_enabled_) {
         unit_cuts_.resize(units);

@@ -97,6 +97,7 @@ std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector
         limits.root_iterations = options.root_iterations;
         limits.node_iterations = options.node_iterations;
         limits.cut_rounds = options.cut_rounds;
+        limits.cut_min_candidates = options.cut_min_candidates;
         limits.progress = options.progress;
         limits.progress_interval = options.progress_interval;
 

@@ -102,6 +102,9 @@ struct SearchLimits {
     bool core_search = true;
     // Rounds of coverage-cut separation at the root (cuts.hpp); 0 turns relax-and-cut off.
     int cut_rounds = 8;
+    // Packages with fewer candidates (after the reductions) branch more cheaply than they
+    // separate: no cuts there.
+    std::int32_t cut_min_candidates = 400;
     // Solver log: called about every progress_interval seconds; returning true stops this
     // budget's search with status TimeLimit (a caller's limit, e.g. a hand-off to another solver).
     std::function<bool(const SearchProgress&)> progress;
