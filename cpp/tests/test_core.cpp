@@ -112,8 +112,14 @@ int main() {
         Problem p = random_problem(rng, 11);
         const std::vector<double> budgets = {0.0, 1.0, 3.0, 6.0};
         const auto results = solve_budgets(p, budgets);
+        SolveOptions with_cuts; // relax-and-cut at every size (by default from 400 candidates)
+        with_cuts.cut_min_candidates = 0;
+        const auto cut_results = solve_budgets(p, budgets, with_cuts);
         for (std::size_t k = 0; k < budgets.size(); ++k) {
             const double opt = brute_force(p, budgets[k]);
+            check(cut_results[k].status == SolveStatus::Optimal, "status optimal (cuts)", seed);
+            check(std::fabs(cut_results[k].value - opt) <= 1e-9 * std::max(1.0, opt), "value equals brute force (cuts)", seed);
+            check(cut_results[k].root_bound + 1e-9 >= opt, "root bound with cuts >= OPT", seed);
             check(results[k].status == SolveStatus::Optimal, "status optimal", seed);
             check(std::fabs(results[k].value - opt) <= 1e-9 * std::max(1.0, opt), "value equals brute force", seed);
             check(results[k].upper_bound + 1e-9 >= opt, "upper bound", seed);
