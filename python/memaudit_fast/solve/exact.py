@@ -228,7 +228,8 @@ def solve(
         solve and propagates.
     finish
         ``"highs"``: a budget the branch-and-bound has not proven after ``handoff_after``
-        seconds is finished by HiGHS on the candidates still open after the root, started
+        seconds, once its root is done, is finished by HiGHS on the candidates the root left
+        open, started
         from the incumbent (``proved_by`` then says ``"highs"``). The time limit, if any,
         covers both. Packages with log1p saturation are never handed off (their MILP is an
         approximation).
