@@ -140,7 +140,8 @@ void register_solver(py::module_& m) {
         [](const Problem& problem, const std::vector<double>& budgets, std::optional<double> time_limit,
            std::optional<std::int64_t> node_limit, std::optional<CancelToken> cancel, double relative_tolerance,
            int root_iterations, int node_iterations, std::vector<std::int32_t> start,
-           std::optional<py::function> progress, double progress_interval) {
+           std::optional<py::function> progress, double progress_interval, int cut_rounds,
+           std::int32_t cut_min_candidates) {
             SolveOptions options;
             if (time_limit) options.time_limit = *time_limit;
             if (node_limit) options.node_limit = *node_limit;
@@ -149,6 +150,8 @@ void register_solver(py::module_& m) {
             options.node_iterations = node_iterations;
             options.start = std::move(start);
             options.progress_interval = progress_interval;
+            options.cut_rounds = cut_rounds;
+            options.cut_min_candidates = cut_min_candidates;
             // The log callback runs Python: it takes the GIL for the call. An exception it
             // raises stops the solve (status "interrupted") and is raised again afterwards.
             // A KeyboardInterrupt raised inside it (Ctrl-C, or SIGTERM turned into one, landing
@@ -201,7 +204,7 @@ void register_solver(py::module_& m) {
         py::arg("node_limit") = py::none(), py::arg("cancel") = py::none(), py::arg("relative_tolerance") = 1e-9,
         py::arg("root_iterations") = 0, py::arg("node_iterations") = 3,
         py::arg("start") = std::vector<std::int32_t>{}, py::arg("progress") = py::none(),
-        py::arg("progress_interval") = 1.0,
+        py::arg("progress_interval") = 1.0, py::arg("cut_rounds") = 8, py::arg("cut_min_candidates") = 400,
         R"doc(Exact OPT(B) for every budget of ``budgets`` (a sweep sharing preprocessing and warm starts).
 
 time_limit (seconds) and node_limit apply to each budget. Ctrl-C, or ``cancel.cancel()`` from

@@ -104,6 +104,7 @@ bool separate_coverage_cut(const ReducedProblem& p, std::int32_t unit, const std
     }
     if (best_lambda < 0.0) return false;
     *cut = make_coverage_cut(p, unit, best_lambda, best_group);
+    cut->violation = best_violation;
     return true;
 }
 

@@ -56,6 +56,7 @@ void check_solve_inputs(const std::vector<double>& budgets, const SolveOptions& 
     if (!(options.progress_interval > 0.0)) throw std::invalid_argument("progress_interval must be > 0");
     for (auto u : options.start)
         if (u < 0) throw std::invalid_argument("start holds a negative candidate index");
+    if (options.cut_rounds < 0) throw std::invalid_argument("cut_rounds must be >= 0");
     if (options.root_iterations < 0 || options.node_iterations < 1)
         throw std::invalid_argument("root_iterations must be >= 0 (0: automatic) and node_iterations >= 1");
 }
@@ -95,6 +96,8 @@ std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector
         limits.poll_interval = options.poll_interval;
         limits.root_iterations = options.root_iterations;
         limits.node_iterations = options.node_iterations;
+        limits.cut_rounds = options.cut_rounds;
+        limits.cut_min_candidates = options.cut_min_candidates;
         limits.progress = options.progress;
         limits.progress_interval = options.progress_interval;
 

@@ -11,7 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "memaudit/cuts.hpp"
 #include "memaudit/objective.hpp"
+#include "memaudit/reduction.hpp"
 #include "memaudit/solver.hpp"
 
 using namespace memaudit;
@@ -110,12 +112,50 @@ int main() {
         Problem p = random_problem(rng, 11);
         const std::vector<double> budgets = {0.0, 1.0, 3.0, 6.0};
         const auto results = solve_budgets(p, budgets);
+        SolveOptions with_cuts; // relax-and-cut at every size (by default from 400 candidates)
+        with_cuts.cut_min_candidates = 0;
+        const auto cut_results = solve_budgets(p, budgets, with_cuts);
         for (std::size_t k = 0; k < budgets.size(); ++k) {
             const double opt = brute_force(p, budgets[k]);
+            check(cut_results[k].status == SolveStatus::Optimal, "status optimal (cuts)", seed);
+            check(std::fabs(cut_results[k].value - opt) <= 1e-9 * std::max(1.0, opt), "value equals brute force (cuts)", seed);
+            check(cut_results[k].root_bound + 1e-9 >= opt, "root bound with cuts >= OPT", seed);
             check(results[k].status == SolveStatus::Optimal, "status optimal", seed);
             check(std::fabs(results[k].value - opt) <= 1e-9 * std::max(1.0, opt), "value equals brute force", seed);
             check(results[k].upper_bound + 1e-9 >= opt, "upper bound", seed);
             check(results[k].cost <= budgets[k] + 1e-9, "cost within budget", seed);
+        }
+    }
+
+    // Coverage cuts: separated at random fractional points, every cut holds for every store
+    // of the reduced problem (brute force over all group-feasible stores).
+    for (int seed = 0; seed < 300; ++seed) {
+        std::mt19937 rng(5000 + seed);
+        Problem p = random_problem(rng, 10);
+        for (auto& s : p.saturations) s = Saturation{}; // cap1: the family's saturation
+        const ReducedProblem rp = reduce(p);
+        std::uniform_int_distribution<int> quarter(0, 4);
+        std::vector<double> x(static_cast<std::size_t>(rp.num_candidates));
+        for (auto& v : x) v = 0.25 * quarter(rng);
+        CoverageCut cut;
+        for (std::int32_t r = 0; r < rp.num_units; ++r) {
+            if (!separate_coverage_cut(rp, r, x, 1e-9, &cut)) continue;
+            std::vector<double> coef(static_cast<std::size_t>(rp.num_candidates), 0.0);
+            for (std::size_t j = 0; j < cut.candidates.size(); ++j) coef[cut.candidates[j]] = cut.coefficients[j];
+            const int n = rp.num_candidates;
+            for (std::uint32_t mask = 0; mask < (1u << n); ++mask) {
+                std::vector<int> used(static_cast<std::size_t>(rp.num_groups), 0);
+                bool ok = true;
+                double z = 0.0, rhs = cut.intercept;
+                for (int u = 0; u < n && ok; ++u) {
+                    if (!(mask >> u & 1u)) continue;
+                    if (used[rp.group_of[u]]++) ok = false;
+                    for (auto k = rp.indptr[u]; k < rp.indptr[u + 1]; ++k)
+                        if (rp.indices[k] == r) z += rp.values[k];
+                    rhs += coef[u];
+                }
+                if (ok) check(std::min(rp.cap[r], z) <= rhs + 1e-9, "coverage cut holds for every store", seed);
+            }
         }
     }
 

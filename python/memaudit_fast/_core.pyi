@@ -145,13 +145,16 @@ def solve(
     start: Sequence[int] = ...,
     progress: Callable[[SolveProgress], bool | None] | None = None,
     progress_interval: float = 1.0,
+    cut_rounds: int = 8,
+    cut_min_candidates: int = 400,
 ) -> list[SolveResult]:
     """Exact OPT(B) for every budget (a sweep sharing preprocessing and warm starts).
 
     ``root_iterations`` caps the subgradient steps at the root (0: automatic, 40 to 300 with
     the package size); ``node_iterations`` those at every other node. ``start`` is a
     feasible store offered as incumbent; ``progress`` is called about every
-    ``progress_interval`` seconds with a :class:`SolveProgress`.
+    ``progress_interval`` seconds with a :class:`SolveProgress`. ``cut_rounds`` coverage-cut
+    rounds run at the root of packages with at least ``cut_min_candidates`` candidates.
     """
 
 def run_writer(

@@ -38,6 +38,7 @@ struct CoverageCut {
     double lambda = 0.0;
     std::int32_t group = -1;      // -1: no lifted group
     double intercept = 0.0;       // (1 - lambda) kappa
+    double violation = 0.0;       // at the point it was separated at (h units)
     std::vector<std::int32_t> candidates; // every candidate covering the unit with a coefficient > 0
     std::vector<double> coefficients;
 };

@@ -19,6 +19,14 @@
 // like the core of knapsack algorithms); a better incumbent restarts the root (fixing then
 // removes much more) before the tree search proper.
 //
+// Relax-and-cut at the root (cuts.hpp, root_cuts.cpp): after the multipliers settle, coverage
+// cuts (a mixed-integer rounding inequality of a capped unit's row, lifted by one group's
+// GUB row) are separated at the averaged knapsack-LP solutions and added as Lagrangian terms
+// with their own multipliers nu; a few rounds take the root bound from the LP relaxation of
+// the MILP to that LP with the cuts, which on MEMAUDIT-like packages at 5-20% budgets is OPT
+// or within a lattice step of it. The cuts are valid in every subtree and every node keeps
+// using them.
+//
 // Reductions at a node:
 //  * reduced-cost fixing: u with UB + rc_u <= incumbent + tol is removed for the subtree,
 //    then the (smaller) node is bounded again;
@@ -40,6 +48,11 @@
 // When F is known to take values in delta * Z (objective_granularity), a node is pruned as
 // soon as its bound is at most incumbent + delta - tol: it cannot hold a store one step
 // better.
+//
+// Files: search.cpp (tree, fixing, branching, limits, log), node_bound.cpp (Lagrangian bound,
+// subgradient, coordinate descent), root_cuts.cpp (relax-and-cut), knapsack_dp.cpp (integral
+// knapsack bound), root_heuristics.cpp (LP rounding, core search); tuning constants in
+// search_tuning.hpp.
 //
 // State changes are undone from logs (removed candidates, overwritten coverage values), so
 // memory is O(nnz + candidates + units + depth) whatever the number of nodes. The partition
@@ -89,6 +102,9 @@ struct SearchLimits {
     bool core_search = true;
     // Rounds of coverage-cut separation at the root (cuts.hpp); 0 turns relax-and-cut off.
     int cut_rounds = 8;
+    // Packages with fewer candidates (after the reductions) branch more cheaply than they
+    // separate: no cuts there.
+    std::int32_t cut_min_candidates = 400;
     // Solver log: called about every progress_interval seconds; returning true stops this
     // budget's search with status TimeLimit (a caller's limit, e.g. a hand-off to another solver).
     std::function<bool(const SearchProgress&)> progress;
@@ -118,6 +134,8 @@ class BranchAndBound {
     void offer(const std::vector<std::int32_t>& store);
     // Local improvement run on each new incumbent (optional; must outlive run()).
     void set_polisher(WarmStart* polisher) { polisher_ = polisher; }
+    // Starts from another search's cuts and their multipliers (same problem).
+    void inherit_cuts(const BranchAndBound& parent);
     SearchOutcome run();
 
   private:
@@ -183,6 +201,7 @@ class BranchAndBound {
     // as Lagrangian terms and re-optimise the multipliers, for a few rounds.
     double cut_rounds(double capacity, double best);
     std::size_t add_cuts();
+    void purge_cuts();
     // Intercepts of the cuts at this node: intercept + pi(S) - h(z_r(S)).
     void prepare_cuts();
     bool cut_active(std::int32_t unit) const {

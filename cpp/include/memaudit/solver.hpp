@@ -46,6 +46,8 @@ struct SolveOptions {
     double poll_interval = 0.1;
     int root_iterations = 0;   // subgradient steps at the root (0: automatic, 40 to 300 by size)
     int node_iterations = 3;   // and at every other node
+    int cut_rounds = 8;        // coverage-cut separation rounds at the root (0: no relax-and-cut)
+    std::int32_t cut_min_candidates = 400; // smaller packages (after reductions) get no cuts
     // A store (candidate indices of the Problem) offered as incumbent to every budget it fits:
     // a solution found elsewhere (another solver, an earlier run). Infeasible ones are ignored.
     std::vector<std::int32_t> start;

@@ -66,7 +66,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--write-model", metavar="DIR", help="with --certify: write each MILP to DIR as .mps and .lp")
     p.add_argument("--finish", choices=list(FINISHERS),
                    help="hand a budget the branch-and-bound has not proven after --handoff-after "
-                        "seconds to this MILP solver, on the candidates still open (proved_by says which)")
+                        "seconds (and once its root is done) to this MILP solver, on the candidates the "
+                        "root left open (proved_by says which)")
     p.add_argument("--handoff-after", type=float, default=1.0, metavar="S",
                    help="seconds of branch-and-bound per budget before --finish takes over (default 1)")
     p.add_argument("--verbose", "-v", action="store_true",

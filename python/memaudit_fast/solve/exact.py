@@ -231,7 +231,8 @@ def solve(
         solve and propagates.
     finish
         ``"highs"``: a budget the branch-and-bound has not proven after ``handoff_after``
-        seconds is finished by HiGHS on the candidates still open after the root, started
+        seconds, once its root is done, is finished by HiGHS on the candidates the root left
+        open, started
         from the incumbent (``proved_by`` then says ``"highs"``). The time limit, if any,
         covers both. Packages with log1p saturation are never handed off (their MILP is an
         approximation).
@@ -310,17 +311,12 @@ def solve(
     return results[0] if single else results
 
 
-#: A budget is handed off only while its relative gap is above this: a gap of a few lattice
-#: steps is usually closed faster by the branch-and-bound than by a MILP solver from scratch.
-HANDOFF_MIN_GAP = 1e-3
-
-
 def _handoff_watch(
     log: Callable[[Any], None] | None, log_interval: float, handoff_after: float, handed: set[float]
 ) -> tuple[Callable[[Any], bool], float]:
     """The progress callback of a solve with ``finish``: it stops a budget for the hand-off
-    once ``handoff_after`` seconds have passed and the gap is still above HANDOFF_MIN_GAP,
-    and passes lines to the caller's ``log`` at the caller's pace."""
+    once its root is done and ``handoff_after`` seconds have passed (the root's fixing is
+    what the hand-off inherits), and passes lines to the caller's ``log`` at its pace."""
     logged = [-math.inf]  # seconds of the last line passed on, within the current budget
 
     def watch(line: Any) -> bool:
@@ -329,7 +325,7 @@ def _handoff_watch(
         if log is not None and line.seconds - logged[0] >= log_interval * 0.999:
             logged[0] = line.seconds
             log(line)
-        if line.seconds >= handoff_after and line.gap > HANDOFF_MIN_GAP:
+        if line.root_done and line.seconds >= handoff_after:
             handed.add(float(line.budget))
             return True
         return False

@@ -1,0 +1,65 @@
+// Tuning constants of the branch-and-bound (search.hpp), shared by the files that implement
+// it: search.cpp (tree), node_bound.cpp (Lagrangian bound), root_cuts.cpp (relax-and-cut),
+// knapsack_dp.cpp (integral bound), root_heuristics.cpp (LP rounding, core search). Private to
+// cpp/src: each translation unit gets its own copy of these constexpr values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace memaudit {
+
+namespace {
+
+// Core heuristic: smallest core, and nodes per core search.
+constexpr std::size_t kCoreMinSize = 48;
+constexpr std::int64_t kCoreNodes = 4'000;
+// Subgradient steps at the root of a core search that inherits the root's cuts.
+constexpr int kCoreRootIterations = 40;
+constexpr int kRootRestarts = 3;
+constexpr int kRefixIterations = 30;
+// Local search after an open root may scan the non-zeros this many times.
+constexpr std::int64_t kRootPolishWork = 400;
+// Coordinate-descent sweeps over the cap1 multipliers at the root.
+constexpr int kDescentSweeps = 30;
+constexpr int kDescentRounds = 6;
+constexpr std::size_t kDescentMinCandidates = 400;
+constexpr double kMinDescentGain = 1e-6; // relative gain that earns another round
+constexpr int kPolishIterations = 100;
+constexpr double kPolishTheta = 0.25;
+// Largest items * capacity a node spends on the integral knapsack bound.
+// At the root it runs when it costs about as much as the root's subgradient steps (it is
+// computed once); at other nodes when it costs about as much as a few LP evaluations.
+constexpr double kRootKnapsackWork = 5e7;
+constexpr double kRootKnapsackPerItem = 2'000;
+constexpr double kNodeKnapsackWork = 8'000;
+constexpr double kNodeKnapsackPerItem = 24;
+// Choice table entries (groups * capacity) kept to rebuild a DP's argmax (32 MB of int32).
+constexpr double kMaxChoiceEntries = 8e6;
+
+// Step-size rule (Held, Wolfe and Crowder 1974): Polyak steps theta (UB - LB) / |d|^2
+// towards the incumbent LB, theta halved after `patience` iterations without progress.
+constexpr double kRootTheta = 2.0;
+constexpr int kRootPatience = 15;
+constexpr int kMinRootIterations = 40;
+constexpr int kAutoRootIterations = 300;
+constexpr double kNodeTheta = 1.0;
+constexpr int kNodePatience = 2;
+constexpr double kMinTheta = 1e-4;
+constexpr int kProgressWindow = 30;
+constexpr double kMinProgress = 1e-7;
+// Deflection (Camerini, Fratta and Maffioli 1975): d = g + kDeflection d_prev damps the
+// zig-zag of plain subgradients on a piecewise-linear dual.
+constexpr double kDeflection = 0.5;
+// Relax-and-cut at the root: weight of the newest LP solution in the average that cut
+// separation reads, subgradient steps after each round, and limits on the pool.
+constexpr double kAverageWeight = 0.1;
+constexpr int kCutIterations = 150;
+constexpr double kCutTheta = 1.0;
+constexpr std::size_t kMaxCutsPerUnit = 4;
+constexpr std::size_t kMaxCutsPerRound = 200;
+constexpr double kMinCutViolation = 1e-4;
+
+} // namespace
+
+} // namespace memaudit
