@@ -123,7 +123,7 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     holds no record at all.
     """
     text, label = read_results_text(path)
-    records = []
+    records: list[dict[str, Any]] = []
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
