@@ -6,7 +6,6 @@ import copy
 import json
 
 import pytest
-from test_package_io import read_rows
 
 from memaudit_fast.errors import PackageError
 from memaudit_fast.model.artifact import read_artifact_dir
@@ -14,7 +13,7 @@ from memaudit_fast.model.estimates import candidate_estimates, group_capacity_of
 from memaudit_fast.model.io import load_package, save_package
 from memaudit_fast.model.package import Package
 from memaudit_fast.solve.exact import exact_opt
-from oracles.packages import write_artifact_by_hand
+from oracles.packages import read_rows, write_artifact_by_hand
 
 
 def small() -> dict:

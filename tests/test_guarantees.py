@@ -14,18 +14,7 @@ from memaudit_fast.model.compiled import compile_package
 from memaudit_fast.model.sets import write_package_set
 from memaudit_fast.solve.exact import CancelToken, solve
 from memaudit_fast.suites.small import DISTRIBUTIONS, generate_package
-
-
-def strongly_correlated_knapsack(n: int = 300, seed: int = 0) -> dict:
-    """Profits = weights + constant: a classic hard case for LP-bounded branch-and-bound."""
-    rng = np.random.default_rng(seed)
-    w = rng.integers(1000, 10000, size=n)
-    return {
-        "format": "memaudit.package/1", "package_id": f"hard/{n}/{seed}",
-        "units": [{"unit_id": f"u{i}", "weight": float(w[i] + 1000)} for i in range(n)],
-        "candidates": [{"candidate_id": f"c{i}", "cost": int(w[i]), "coverage": {f"u{i}": 1.0}} for i in range(n)],
-        "budgets": [int(w.sum() // 2)],
-    }
+from oracles.packages import strongly_correlated_knapsack
 
 
 def test_threads_solving_different_packages_agree_with_one_thread():

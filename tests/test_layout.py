@@ -97,3 +97,15 @@ def test_no_import_circle() -> None:
 def test_no_module_over_the_size_cap() -> None:
     sizes = {n: len(p.read_text(encoding="utf-8").splitlines()) for n, p in _modules().items()}
     assert {n: s for n, s in sizes.items() if s > MAX_LINES} == {}
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared helpers live in tests/oracles (and tests/strategies.py), never in a test module."""
+    tests_dir = Path(__file__).resolve().parent
+    offenders = []
+    for path in sorted(tests_dir.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0].startswith("test_")]
+    assert offenders == []

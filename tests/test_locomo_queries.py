@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from test_suites_locomo import handmade
 
 from memaudit_fast.cli.main import main
 from memaudit_fast.model.io import load_package
@@ -17,6 +16,7 @@ from memaudit_fast.suites.locomo_queries import (
     locomo_query_packages,
     query_package,
 )
+from oracles.packages import handmade
 
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo7.json"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ from memaudit_fast.model.examples import example_package, example_package_path
 from memaudit_fast.model.io import load_package, save_package
 from memaudit_fast.model.package import Package
 from memaudit_fast.model.sets import iter_packages, iter_set_entries, write_package_set
-from oracles.packages import write_artifact_by_hand
+from oracles.packages import read_rows, write_artifact_by_hand
 from strategies import packages
 
 
@@ -64,8 +63,6 @@ def test_json_to_artifact_to_json(tmp_path_factory, data):
         assert (root / "dir" / name).read_text() == (root / "dir2" / name).read_text(), name
 
 
-def read_rows(directory: Path, name: str) -> list[dict]:
-    return [json.loads(line) for line in (directory / name).read_text().splitlines() if line.strip()]
 
 
 def test_artifact_field_names_import(tmp_path):

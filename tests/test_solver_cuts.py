@@ -11,11 +11,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_solver_milp import CASES as MID_CASES
-from test_solver_milp import mid_size
 
 from memaudit_fast import _core
-from oracles.exact import Instance, brute_force, h_value, milp_optimum, saturation_table
+from oracles.exact import MID_SIZE_CASES as MID_CASES
+from oracles.exact import Instance, brute_force, h_value, mid_size, milp_optimum, saturation_table
 from strategies import instances
 
 TOL = 1e-9

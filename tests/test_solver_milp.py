@@ -7,11 +7,10 @@ import pytest
 
 from memaudit_fast import _core
 from oracles.exact import (
-    CAP1,
-    LINEAR,
-    PWL,
+    MID_SIZE_CASES,
     Instance,
     is_feasible,
+    mid_size,
     milp_model,
     milp_optimum,
     objective,
@@ -22,20 +21,11 @@ from oracles.exact import (
 highspy = pytest.importorskip("highspy")
 
 
-def mid_size(seed: int, family: str) -> tuple[Instance, float]:
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(50, 200))
-    inst = random_instance(rng, n, n // 3, int(rng.integers(10, 60)), saturation="cap1" if family == "mixed" else family,
-                           density=0.08, max_cost=10)
-    if family == "mixed":
-        inst.saturation_of = rng.choice([CAP1, LINEAR, PWL], len(inst.weight)).astype(np.int32)
-    return inst, float(rng.integers(5, 40))
 
 
-CASES = [(seed, family) for seed in range(3) for family in ("cap1", "linear", "pwl", "mixed")]
 
 
-@pytest.mark.parametrize(("seed", "family"), CASES, ids=[f"{f}-{s}" for s, f in CASES])
+@pytest.mark.parametrize(("seed", "family"), MID_SIZE_CASES, ids=[f"{f}-{s}" for s, f in MID_SIZE_CASES])
 def test_matches_highs(seed: int, family: str) -> None:
     inst, budget = mid_size(seed, family)
     status, value, _ = milp_optimum(inst, budget, time_limit=30)

@@ -22,6 +22,7 @@ from memaudit_fast.suites.locomo import (
     read_locomo,
     summary_coverage_level,
 )
+from oracles.packages import handmade
 
 SESSION = re.compile(r"^session_(\d+)$")
 
@@ -179,49 +180,6 @@ def test_content_words_drop_stop_words_short_words_and_names():
 # --- defects are reported, never fatal (hand-made file) ---------------------------------------
 
 
-def handmade() -> dict:
-    return {
-        "sample_id": "tiny-1",
-        "conversation": {
-            "speaker_a": "Ana", "speaker_b": "Bo",
-            "session_1_date_time": "1:00 pm on 1 May, 2023",
-            "session_1": [
-                {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a greyhound named Pixel."},
-                {"speaker": "Bo", "dia_id": "D1:2", "text": "Lovely! Where did you find Pixel?"},
-                {"speaker": "Ana", "dia_id": "D1:3", "text": "A rescue shelter in Porto.",
-                 "blip_caption": "a photo of a dog"},
-            ],
-            "session_2_date_time": "9:00 am on 3 May, 2023",
-            "session_2": [
-                {"speaker": "Bo", "dia_id": "D2:1", "text": "I started pottery classes."},
-            ],
-            "session_3_date_time": "10:00 am on 9 May, 2023",
-        },
-        "qa": [
-            {"question": "What dog did Ana adopt?", "answer": "a greyhound", "evidence": ["D1:1"],
-             "category": 4},
-            {"question": "Where is the shelter?", "answer": "Porto",
-             "evidence": ["D1:2; D1:3", "D9:9", "D"], "category": 1},
-            {"question": "What class did Bo start?", "answer": "pottery", "evidence": ["D:2:1"],
-             "category": 4},
-            {"question": "Is Ana happy?", "answer": "yes", "evidence": [], "category": 3},
-            {"question": "Did Bo adopt a cat?", "adversarial_answer": "no", "evidence": ["D7:1"],
-             "category": 5},
-            {"question": "When?", "answer": 2023, "evidence": ["D1:1"], "category": 2},
-        ],
-        "observation": {
-            "session_1_observation": {
-                "Ana": [["Ana adopted a greyhound named Pixel.", "D1:1"],
-                        ["Ana found Pixel at a Porto shelter.", ["D1:3", "D1:2"]],
-                        ["Ana likes tea.", "D5:5"], "not a pair"],
-            },
-        },
-        "session_summary": {"session_1_summary": "Ana adopted a greyhound named Pixel from a "
-                                                 "rescue shelter in Porto.",
-                            "session_3_summary": "No turns."},
-        "event_summary": {"events_session_2": {"Ana": [], "Bo": ["Bo starts pottery classes."],
-                                               "date": "3 May, 2023"}},
-    }
 
 
 def test_malformed_evidence_is_reported_and_skipped(tmp_path):

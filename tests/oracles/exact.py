@@ -345,3 +345,16 @@ def _redundant_instance(n_candidates: int, seed: int) -> Instance:
         values=np.asarray(values, dtype=np.float64), saturation_of=np.zeros(n_units, dtype=np.int32),
         kinds=kinds, zs=zs, hs=hs,
     )
+
+
+def mid_size(seed: int, family: str) -> tuple[Instance, float]:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(50, 200))
+    inst = random_instance(rng, n, n // 3, int(rng.integers(10, 60)), saturation="cap1" if family == "mixed" else family,
+                           density=0.08, max_cost=10)
+    if family == "mixed":
+        inst.saturation_of = rng.choice([CAP1, LINEAR, PWL], len(inst.weight)).astype(np.int32)
+    return inst, float(rng.integers(5, 40))
+
+
+MID_SIZE_CASES = [(seed, family) for seed in range(3) for family in ("cap1", "linear", "pwl", "mixed")]

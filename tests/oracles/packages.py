@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
 from memaudit_fast.model.package import Package
 
 
@@ -132,3 +134,64 @@ def write_artifact_by_hand(directory: Path) -> None:
     (directory / "candidate_generation_manifest.json").write_text(
         json.dumps({"instance_id": "x", "schema_version": 1, "counts": {"candidate_memories": 3}}, indent=2))
     (directory / "instance.json").write_text(json.dumps({"instance_id": "x", "unit_weights": {}}))
+
+
+def strongly_correlated_knapsack(n: int = 300, seed: int = 0) -> dict:
+    """Profits = weights + constant: a classic hard case for LP-bounded branch-and-bound."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1000, 10000, size=n)
+    return {
+        "format": "memaudit.package/1", "package_id": f"hard/{n}/{seed}",
+        "units": [{"unit_id": f"u{i}", "weight": float(w[i] + 1000)} for i in range(n)],
+        "candidates": [{"candidate_id": f"c{i}", "cost": int(w[i]), "coverage": {f"u{i}": 1.0}} for i in range(n)],
+        "budgets": [int(w.sum() // 2)],
+    }
+
+
+def handmade() -> dict:
+    return {
+        "sample_id": "tiny-1",
+        "conversation": {
+            "speaker_a": "Ana", "speaker_b": "Bo",
+            "session_1_date_time": "1:00 pm on 1 May, 2023",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a greyhound named Pixel."},
+                {"speaker": "Bo", "dia_id": "D1:2", "text": "Lovely! Where did you find Pixel?"},
+                {"speaker": "Ana", "dia_id": "D1:3", "text": "A rescue shelter in Porto.",
+                 "blip_caption": "a photo of a dog"},
+            ],
+            "session_2_date_time": "9:00 am on 3 May, 2023",
+            "session_2": [
+                {"speaker": "Bo", "dia_id": "D2:1", "text": "I started pottery classes."},
+            ],
+            "session_3_date_time": "10:00 am on 9 May, 2023",
+        },
+        "qa": [
+            {"question": "What dog did Ana adopt?", "answer": "a greyhound", "evidence": ["D1:1"],
+             "category": 4},
+            {"question": "Where is the shelter?", "answer": "Porto",
+             "evidence": ["D1:2; D1:3", "D9:9", "D"], "category": 1},
+            {"question": "What class did Bo start?", "answer": "pottery", "evidence": ["D:2:1"],
+             "category": 4},
+            {"question": "Is Ana happy?", "answer": "yes", "evidence": [], "category": 3},
+            {"question": "Did Bo adopt a cat?", "adversarial_answer": "no", "evidence": ["D7:1"],
+             "category": 5},
+            {"question": "When?", "answer": 2023, "evidence": ["D1:1"], "category": 2},
+        ],
+        "observation": {
+            "session_1_observation": {
+                "Ana": [["Ana adopted a greyhound named Pixel.", "D1:1"],
+                        ["Ana found Pixel at a Porto shelter.", ["D1:3", "D1:2"]],
+                        ["Ana likes tea.", "D5:5"], "not a pair"],
+            },
+        },
+        "session_summary": {"session_1_summary": "Ana adopted a greyhound named Pixel from a "
+                                                 "rescue shelter in Porto.",
+                            "session_3_summary": "No turns."},
+        "event_summary": {"events_session_2": {"Ana": [], "Bo": ["Bo starts pottery classes."],
+                                               "date": "3 May, 2023"}},
+    }
+
+
+def read_rows(directory: Path, name: str) -> list[dict]:
+    return [json.loads(line) for line in (directory / name).read_text().splitlines() if line.strip()]

@@ -231,9 +231,9 @@ def solve(
         solve and propagates.
     finish
         ``"highs"``: a budget the branch-and-bound has not proven after ``handoff_after``
-        seconds, once its root is done, is finished by HiGHS on the candidates the root left
-        open, started
-        from the incumbent (``proved_by`` then says ``"highs"``). The time limit, if any,
+        seconds is finished by HiGHS, started from the incumbent, on the candidates the root
+        left open (on all of them when the root is still running then); ``proved_by`` then
+        says ``"highs"``. The time limit, if any,
         covers both. Packages with log1p saturation are never handed off (their MILP is an
         approximation).
 
@@ -265,7 +265,7 @@ def solve(
     limit = None if time_limit is None or time_limit == math.inf else float(time_limit)
     progress: Callable[[Any], Any] | None = log
     interval = float(log_interval)
-    handed: set[float] = set()  # budgets stopped for the hand-off
+    handed: dict[float, bool] = {}  # budgets stopped for the hand-off -> whether their root was done
     if finish is not None:
         if not (handoff_after >= 0):
             raise UsageError(f"handoff_after must be >= 0 seconds, got {handoff_after!r}")
@@ -307,16 +307,22 @@ def solve(
             left = None if limit is None else limit - float(r.seconds)
             if left is not None and left <= 0.0:
                 continue
-            results[k] = _finish(compiled, results[k], r, left)
+            # Stopped before its root was done, a budget has no fixing to inherit: HiGHS then
+            # takes every candidate (still started from our incumbent).
+            open_candidates = list(r.open_candidates) if handed[float(r.budget)] else list(range(compiled.num_candidates))
+            results[k] = _finish(compiled, results[k], r, left, open_candidates)
     return results[0] if single else results
 
 
 def _handoff_watch(
-    log: Callable[[Any], None] | None, log_interval: float, handoff_after: float, handed: set[float]
+    log: Callable[[Any], None] | None, log_interval: float, handoff_after: float, handed: dict[float, bool]
 ) -> tuple[Callable[[Any], bool], float]:
     """The progress callback of a solve with ``finish``: it stops a budget for the hand-off
-    once its root is done and ``handoff_after`` seconds have passed (the root's fixing is
-    what the hand-off inherits), and passes lines to the caller's ``log`` at its pace."""
+    once ``handoff_after`` seconds have passed, and passes lines to the caller's ``log`` at its
+    pace. A budget whose root is done hands off only the candidates the root left open; one
+    whose root is still running after ``handoff_after`` (large packages, where the root's cut
+    rounds and core searches can take several times what HiGHS needs for the whole MILP) is
+    handed off whole."""
     logged = [-math.inf]  # seconds of the last line passed on, within the current budget
 
     def watch(line: Any) -> bool:
@@ -325,20 +331,21 @@ def _handoff_watch(
         if log is not None and line.seconds - logged[0] >= log_interval * 0.999:
             logged[0] = line.seconds
             log(line)
-        if line.root_done and line.seconds >= handoff_after:
-            handed.add(float(line.budget))
+        if line.seconds >= handoff_after:
+            handed[float(line.budget)] = bool(line.root_done)
             return True
         return False
 
     return watch, min(log_interval, 0.1)
 
 
-def _finish(compiled: Any, result: SolveResult, raw: Any, time_limit: float | None) -> SolveResult:
+def _finish(compiled: Any, result: SolveResult, raw: Any, time_limit: float | None,
+            open_candidates: list[int]) -> SolveResult:
     """The hand-off of one unproven budget to HiGHS (see solve/handoff.py)."""
     from .handoff import finish_with_highs
 
     start = time.perf_counter()
-    out = finish_with_highs(compiled, result.budget, list(raw.open_candidates), list(raw.selected),
+    out = finish_with_highs(compiled, result.budget, open_candidates, list(raw.selected),
                             time_limit=time_limit)
     if out is None:
         return result
