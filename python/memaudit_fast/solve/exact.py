@@ -23,14 +23,20 @@ Guarantees
 
 Ctrl-C during a solve, or :meth:`CancelToken.cancel` from another thread, stops the search
 and returns the anytime result with status ``interrupted``. The GIL is released while the
-search runs, so several packages may be solved from several threads at once.
+search runs, so several packages may be solved from several threads at once; Ctrl-C then stops
+the solves of every thread too (Python delivers the signal to the main thread only, so this
+module wraps Python's default SIGINT handler, when it is the one installed, with one that first
+cancels the running solves of other threads and then raises KeyboardInterrupt as before).
 """
 
 from __future__ import annotations
 
 import math
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, overload
 
@@ -270,15 +276,16 @@ def solve(
         if not (handoff_after >= 0):
             raise UsageError(f"handoff_after must be >= 0 seconds, got {handoff_after!r}")
         progress, interval = _handoff_watch(log, float(log_interval), float(handoff_after), handed)
-    raw = _core.solve(
-        compiled.problem,
-        todo,
-        time_limit=limit,
-        node_limit=None if node_limit is None else int(node_limit),
-        cancel=cancel,
-        progress=progress,
-        progress_interval=interval,
-    )
+    with _cancelled_by_ctrl_c(cancel) as token:
+        raw = _core.solve(
+            compiled.problem,
+            todo,
+            time_limit=limit,
+            node_limit=None if node_limit is None else int(node_limit),
+            cancel=token,
+            progress=progress,
+            progress_interval=interval,
+        )
     ids = compiled.candidate_ids
     results = [
         SolveResult(
@@ -312,6 +319,50 @@ def solve(
             open_candidates = list(r.open_candidates) if handed[float(r.budget)] else list(range(compiled.num_candidates))
             results[k] = _finish(compiled, results[k], r, left, open_candidates)
     return results[0] if single else results
+
+
+# Tokens of the solves running in threads other than the main one: Ctrl-C cancels them all.
+_RUNNING: set[Any] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+@contextmanager
+def _cancelled_by_ctrl_c(cancel: Any) -> Iterator[Any]:
+    """The token a solve watches; outside the main thread it is registered for Ctrl-C."""
+    if threading.current_thread() is threading.main_thread():
+        yield cancel  # the core itself turns Ctrl-C into "interrupted" here
+        return
+    token = cancel if cancel is not None else CancelToken()
+    with _RUNNING_LOCK:
+        _RUNNING.add(token)
+    try:
+        yield token
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(token)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for token in running:
+        token.cancel()
+    signal.default_int_handler(signum, frame)
+
+
+def _hook_ctrl_c() -> None:
+    # Only Python's own handler is wrapped (a program's own SIGINT handler is left alone), and
+    # only from the main thread, the one place signal handlers may be set.
+    if threading.current_thread() is not threading.main_thread():
+        return
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupt)
+    except (ValueError, OSError):  # an embedded interpreter without signals
+        pass
+
+
+_hook_ctrl_c()
 
 
 def _handoff_watch(
