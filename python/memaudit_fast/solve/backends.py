@@ -62,9 +62,34 @@ def highs_version() -> str:
     return ".".join(str(v) for v in (highspy.HIGHS_VERSION_MAJOR, highspy.HIGHS_VERSION_MINOR, highspy.HIGHS_VERSION_PATCH))
 
 
+class HighsStop:
+    """A flag another thread sets to stop a HiGHS solve (its status is then ``interrupted``)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def watch(self, h: Any) -> None:
+        # HiGHS asks its interrupt callbacks regularly in every phase; they answer from the flag,
+        # which (unlike Highs.cancelSolve) also holds when set before the solve begins.
+        def answer(event: Any) -> None:
+            if self._event.is_set():
+                event.interrupt()
+
+        h.cbSimplexInterrupt += answer
+        h.cbIpmInterrupt += answer
+        h.cbMipInterrupt += answer
+
+
 def solve_highs(
     model: MilpModel, *, time_limit: float | None = None, start_store: Sequence[int] | None = None,
     feasibility_tolerance: float = FEASIBILITY_TOLERANCE, threads: int | None = None,
+    stop: HighsStop | None = None,
 ) -> MilpOutcome:
     """Solve with HiGHS (``highspy``), to ``mip_rel_gap = 0`` and a tiny absolute gap.
 
@@ -120,6 +145,8 @@ def solve_highs(
         x = np.array([1.0 if int(u) in chosen else 0.0 for u in model.candidates])
         h.setSolution(model.num_x, np.arange(model.num_x, dtype=np.int32), x)
     h.HandleKeyboardInterrupt = True  # Ctrl-C cancels the solve; the status says so
+    if stop is not None:
+        stop.watch(h)
     h.solve()
     seconds = time.perf_counter() - start
 

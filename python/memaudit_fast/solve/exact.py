@@ -45,6 +45,8 @@ import numpy as np
 from .. import _core
 from ..errors import UsageError
 from ..model.compiled import check_budget, check_budgets
+from .backends import HighsStop
+from .handoff import HandoffOutcome
 
 __all__ = ["FINISHERS", "RESULT_FORMAT", "STATUSES", "CancelToken", "SolveProgress", "SolveResult", "format_progress", "solve"]
 
@@ -271,11 +273,13 @@ def solve(
     limit = None if time_limit is None or time_limit == math.inf else float(time_limit)
     progress: Callable[[Any], Any] | None = log
     interval = float(log_interval)
-    handed: dict[float, bool] = {}  # budgets stopped for the hand-off -> whether their root was done
+    handed: dict[float, str] = {}  # budgets stopped for the hand-off -> "open" (after the root) or "race"
+    races: dict[float, _Race] = {}  # HiGHS on the whole MILP, racing a slow root
     if finish is not None:
         if not (handoff_after >= 0):
             raise UsageError(f"handoff_after must be >= 0 seconds, got {handoff_after!r}")
-        progress, interval = _handoff_watch(log, float(log_interval), float(handoff_after), handed)
+        progress, interval = _handoff_watch(log, float(log_interval), float(handoff_after), handed,
+                                            lambda b: _start_race(compiled, b, limit), races)
     with _cancelled_by_ctrl_c(cancel) as token:
         raw = _core.solve(
             compiled.problem,
@@ -307,17 +311,29 @@ def solve(
         for r in raw
     ]
     if finish is not None:
-        for k, r in enumerate(raw):
-            # Only budgets the watch stopped are handed off: limits and interruptions are the caller's.
-            if float(r.budget) not in handed or r.status != "time_limit":
-                continue
-            left = None if limit is None else limit - float(r.seconds)
-            if left is not None and left <= 0.0:
-                continue
-            # Stopped before its root was done, a budget has no fixing to inherit: HiGHS then
-            # takes every candidate (still started from our incumbent).
-            open_candidates = list(r.open_candidates) if handed[float(r.budget)] else list(range(compiled.num_candidates))
-            results[k] = _finish(compiled, results[k], r, left, open_candidates)
+        try:
+            for k, r in enumerate(raw):
+                b = float(r.budget)
+                # Only budgets the watch stopped are handed off: limits and interruptions are the caller's.
+                if b not in handed or r.status != "time_limit":
+                    continue
+                race = races.get(b)
+                if handed[b] == "race" and race is not None:
+                    race.thread.join()
+                    if isinstance(race.outcome, HandoffOutcome):
+                        results[k] = _merge(compiled, results[k], race.outcome, results[k].seconds)
+                    continue
+                if race is not None:
+                    race.stop.set()  # the root is done: its fixing makes a smaller MILP
+                left = None if limit is None else limit - float(r.seconds)
+                if left is not None and left <= 0.0:
+                    continue
+                results[k] = _finish(compiled, results[k], r, left)
+        finally:
+            for race in races.values():
+                race.stop.set()
+            for race in races.values():
+                race.thread.join(timeout=10.0)
     return results[0] if single else results
 
 
@@ -365,15 +381,46 @@ def _hook_ctrl_c() -> None:
 _hook_ctrl_c()
 
 
+@dataclass
+class _Race:
+    """HiGHS on the whole MILP in a thread of its own, racing a branch-and-bound whose root is
+    still running after ``handoff_after`` (the machine's other core does the work)."""
+
+    stop: HighsStop
+    thread: threading.Thread
+    outcome: Any = None  # the HandoffOutcome once HiGHS returns (None for log1p packages)
+
+    def proven(self) -> bool:
+        return not self.thread.is_alive() and isinstance(self.outcome, HandoffOutcome) and self.outcome.proven
+
+
+def _start_race(compiled: Any, budget: float, time_limit: float | None) -> _Race:
+    from .handoff import finish_with_highs
+
+    race = _Race(HighsStop(), threading.Thread())
+
+    def run() -> None:
+        try:
+            race.outcome = finish_with_highs(compiled, budget, range(compiled.num_candidates), [],
+                                             time_limit=time_limit, stop=race.stop)
+        except Exception as exc:  # noqa: BLE001 - the branch-and-bound goes on without it
+            race.outcome = exc
+
+    race.thread = threading.Thread(target=run, name="memaudit-highs-race", daemon=True)
+    race.thread.start()
+    return race
+
+
 def _handoff_watch(
-    log: Callable[[Any], None] | None, log_interval: float, handoff_after: float, handed: dict[float, bool]
+    log: Callable[[Any], None] | None, log_interval: float, handoff_after: float, handed: dict[float, str],
+    start_race: Callable[[float], _Race], races: dict[float, _Race],
 ) -> tuple[Callable[[Any], bool], float]:
-    """The progress callback of a solve with ``finish``: it stops a budget for the hand-off
-    once ``handoff_after`` seconds have passed, and passes lines to the caller's ``log`` at its
-    pace. A budget whose root is done hands off only the candidates the root left open; one
-    whose root is still running after ``handoff_after`` (large packages, where the root's cut
-    rounds and core searches can take several times what HiGHS needs for the whole MILP) is
-    handed off whole."""
+    """The progress callback of a solve with ``finish``; passes lines to the caller's ``log`` at
+    its pace. After ``handoff_after`` seconds a budget whose root is done is stopped and hands
+    HiGHS the candidates its root left open. One whose root is still running (large packages,
+    where the root's cut rounds and core searches can take longer than HiGHS on the whole
+    MILP) starts HiGHS on the whole MILP beside the search; the first to prove wins, and a root
+    that finishes first still hands off its smaller problem."""
     logged = [-math.inf]  # seconds of the last line passed on, within the current budget
 
     def watch(line: Any) -> bool:
@@ -382,25 +429,37 @@ def _handoff_watch(
         if log is not None and line.seconds - logged[0] >= log_interval * 0.999:
             logged[0] = line.seconds
             log(line)
-        if line.seconds >= handoff_after:
-            handed[float(line.budget)] = bool(line.root_done)
+        if line.seconds < handoff_after:
+            return False
+        budget = float(line.budget)
+        if line.root_done:
+            handed[budget] = "open"
+            return True
+        race = races.get(budget)
+        if race is None:
+            races[budget] = start_race(budget)
+        elif race.proven():
+            handed[budget] = "race"
             return True
         return False
 
     return watch, min(log_interval, 0.1)
 
 
-def _finish(compiled: Any, result: SolveResult, raw: Any, time_limit: float | None,
-            open_candidates: list[int]) -> SolveResult:
+def _finish(compiled: Any, result: SolveResult, raw: Any, time_limit: float | None) -> SolveResult:
     """The hand-off of one unproven budget to HiGHS (see solve/handoff.py)."""
     from .handoff import finish_with_highs
 
     start = time.perf_counter()
-    out = finish_with_highs(compiled, result.budget, open_candidates, list(raw.selected),
+    out = finish_with_highs(compiled, result.budget, list(raw.open_candidates), list(raw.selected),
                             time_limit=time_limit)
     if out is None:
         return result
-    seconds = result.seconds + time.perf_counter() - start
+    return _merge(compiled, result, out, result.seconds + time.perf_counter() - start)
+
+
+def _merge(compiled: Any, result: SolveResult, out: HandoffOutcome, seconds: float) -> SolveResult:
+    """The branch-and-bound's result improved by what HiGHS found and proved."""
     ids = compiled.candidate_ids
     value, selected, cost = result.value, result.selected, result.cost
     if out.store is not None:

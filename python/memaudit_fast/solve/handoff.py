@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .backends import MilpOutcome, solve_highs
+from .backends import HighsStop, MilpOutcome, solve_highs
 from .milp import MilpModel, build_milp
 
 __all__ = ["HandoffOutcome", "finish_with_highs", "restrict_to"]
@@ -55,7 +55,7 @@ def restrict_to(model: MilpModel, candidates: Sequence[int]) -> MilpModel:
 
 def finish_with_highs(
     compiled: Any, budget: float, open_candidates: Sequence[int], incumbent: Sequence[int],
-    *, time_limit: float | None = None, model: MilpModel | None = None,
+    *, time_limit: float | None = None, model: MilpModel | None = None, stop: HighsStop | None = None,
 ) -> HandoffOutcome | None:
     """HiGHS on the open part of the MILP, started from ``incumbent``; None when the
     package's saturation has no exact MILP (log1p)."""
@@ -65,7 +65,7 @@ def finish_with_highs(
         return None
     # HiGHS's own tolerances (its store is re-evaluated exactly by the caller), one thread.
     outcome = solve_highs(restrict_to(model, open_candidates), time_limit=time_limit, start_store=incumbent,
-                          feasibility_tolerance=HIGHS_TOLERANCE, threads=1)
+                          feasibility_tolerance=HIGHS_TOLERANCE, threads=1, stop=stop)
     proven = outcome.status == "optimal"
     bound = outcome.bound
     if bound is None or not math.isfinite(bound):
