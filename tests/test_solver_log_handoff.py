@@ -146,6 +146,35 @@ def test_handoff_before_the_root_is_done_takes_every_candidate() -> None:
     assert finished.value == pytest.approx(c.objective([c.index_of()[i] for i in finished.selected]), rel=1e-12)
 
 
+def test_a_race_that_does_not_win_gives_way_to_the_roots_handoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The race never counts as won here, so the root finishes and hands off its open candidates
+    # while the race's HiGHS may still be running: the race must end first (highspy runs one
+    # solve per process at a time), and the answer is still exact.
+    from memaudit_fast.solve import exact
+
+    monkeypatch.setattr(exact._Race, "proven", lambda self: False)
+    started: list[float] = []
+    real_start = exact._start_race
+
+    def start(compiled: Any, budget: float, time_limit: Any) -> Any:
+        started.append(budget)
+        return real_start(compiled, budget, time_limit)
+
+    monkeypatch.setattr(exact, "_start_race", start)
+    data = hard_package()
+    (budget,) = data["budgets"]
+    finished = solve(data, budget=budget, finish="highs", handoff_after=0.0, time_limit=120)
+    assert started == [float(budget)]
+    assert finished.status == "optimal" and finished.proven_optimal
+    from memaudit_fast.model.compiled import compile_package
+    from memaudit_fast.solve.backends import solve_highs
+    from memaudit_fast.solve.milp import build_milp
+
+    reference = solve_highs(build_milp(compile_package(data), budget))
+    assert reference.objective is not None
+    assert finished.value == pytest.approx(reference.objective, rel=1e-6)
+
+
 def test_proved_by_branch_and_bound_and_no_handoff_when_proven() -> None:
     data = generate_package("base", seed=1)
     for r in solve(data, finish="highs"):

@@ -324,7 +324,11 @@ def solve(
                         results[k] = _merge(compiled, results[k], race.outcome, results[k].seconds)
                     continue
                 if race is not None:
-                    race.stop.set()  # the root is done: its fixing makes a smaller MILP
+                    # The root is done: its fixing makes a smaller MILP. highspy runs one solve
+                    # at a time per process (its running-solver lock is shared), so the race
+                    # ends before the hand-off starts.
+                    race.stop.set()
+                    race.thread.join()
                 left = None if limit is None else limit - float(r.seconds)
                 if left is not None and left <= 0.0:
                     continue
