@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CertificationError
-from .milp import MilpModel
+from .milp import MilpModel, highs_of
 
 #: Integrality and feasibility tolerance asked of both solvers: the certificate then rounds
 #: x and re-evaluates every store exactly, so only the dual bound carries solver tolerance.
@@ -105,15 +105,8 @@ def solve_highs(
     if model.num_cols == 0:
         return empty_outcome("highs", version)
 
-    class QuietHighs(highspy.Highs):
-        # The first call after construction prints a banner to stdout unless output is off
-        # by then; output_flag must be set before the callbacks are enabled.
-        def enableCallbacks(self) -> None:
-            self.setOptionValue("output_flag", False)
-            super().enableCallbacks()
-
     start = time.perf_counter()
-    h = QuietHighs()
+    h = highs_of(model)
     h.setOptionValue("mip_rel_gap", 0.0)
     h.setOptionValue("mip_abs_gap", _abs_gap(model))
     h.setOptionValue("mip_feasibility_tolerance", float(feasibility_tolerance))
@@ -122,23 +115,6 @@ def solve_highs(
         h.setOptionValue("threads", int(threads))
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
-    inf = highspy.kHighsInf
-    n = model.num_cols
-    empty_i = np.zeros(0, dtype=np.int32)
-    h.addCols(n, model.objective, model.col_lower, model.col_upper, 0, empty_i, empty_i, np.zeros(0))
-    if model.num_x:
-        h.changeColsIntegrality(
-            model.num_x, np.arange(model.num_x, dtype=np.int32),
-            np.array([highspy.HighsVarType.kInteger] * model.num_x),
-        )
-    if model.num_rows:
-        h.addRows(
-            model.num_rows,
-            np.where(np.isfinite(model.row_lower), model.row_lower, -inf),
-            np.where(np.isfinite(model.row_upper), model.row_upper, inf),
-            int(model.row_index.size), model.row_starts[:-1], model.row_index, model.row_value,
-        )
-    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
     if start_store is not None and model.num_x:
         # Every x column set: x = 1 on the store, 0 elsewhere; HiGHS completes the y columns.
         chosen = {int(u) for u in start_store}

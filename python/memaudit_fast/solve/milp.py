@@ -230,8 +230,9 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _highs_of(model: MilpModel) -> Any:
-    """A quiet HiGHS instance holding ``model`` (maximised), with readable column names."""
+def highs_of(model: MilpModel, *, names: bool = False) -> Any:
+    """A quiet HiGHS instance holding ``model`` (maximised); ``names``: readable column and row
+    names (``x<j>``, ``y<k>``, ``r<k>``), for the model files anyone can re-check."""
     import highspy
 
     class QuietHighs(highspy.Highs):
@@ -258,10 +259,11 @@ def _highs_of(model: MilpModel) -> Any:
             np.where(np.isfinite(model.row_upper), model.row_upper, inf),
             int(model.row_index.size), model.row_starts[:-1], model.row_index, model.row_value,
         )
-    for j in range(n):
-        h.passColName(j, f"x{j}" if j < model.num_x else f"y{j - model.num_x}")
-    for k in range(model.num_rows):
-        h.passRowName(k, f"r{k}")
+    if names:
+        for j in range(n):
+            h.passColName(j, f"x{j}" if j < model.num_x else f"y{j - model.num_x}")
+        for k in range(model.num_rows):
+            h.passRowName(k, f"r{k}")
     h.changeObjectiveSense(highspy.ObjSense.kMaximize)
     return h
 
@@ -288,7 +290,7 @@ def write_milp(
     if model.num_cols:
         import highspy
 
-        h = _highs_of(model)
+        h = highs_of(model, names=True)
         for fmt in formats:
             path = out_dir / f"{stem}.{fmt}"
             if h.writeModel(str(path)) != highspy.HighsStatus.kOk or not path.is_file():
