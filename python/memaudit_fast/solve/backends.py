@@ -86,6 +86,11 @@ class HighsStop:
         h.cbMipInterrupt += answer
 
 
+# highspy's interruptible solve keeps its running-solver lock on the class, so two solves in two
+# threads of one process collide ("Solver is already running"): they take turns instead.
+_HIGHS_ONE_AT_A_TIME = threading.Lock()
+
+
 def solve_highs(
     model: MilpModel, *, time_limit: float | None = None, start_store: Sequence[int] | None = None,
     feasibility_tolerance: float = FEASIBILITY_TOLERANCE, threads: int | None = None,
@@ -123,7 +128,8 @@ def solve_highs(
     h.HandleKeyboardInterrupt = True  # Ctrl-C cancels the solve; the status says so
     if stop is not None:
         stop.watch(h)
-    h.solve()
+    with _HIGHS_ONE_AT_A_TIME:
+        h.solve()
     seconds = time.perf_counter() - start
 
     s = highspy.HighsModelStatus
