@@ -323,7 +323,8 @@ SearchOutcome BranchAndBound::run() {
             const std::size_t fixed_now = fix_by_reduced_cost();
             if (fixed_now == 0 || round + 1 >= fixing_rounds) break;
             // The multipliers are warm now: a short run re-tightens the smaller problem.
-            ub = std::min(ub, bound_node(iterations > 0 ? std::min(iterations, kRefixIterations) : kRefixIterations));
+            const int steps = iterations > 0 ? iterations : automatic_root_iterations();
+            ub = std::min(ub, bound_node(std::min(steps, kRefixIterations)));
         }
         branch(ub);
     };

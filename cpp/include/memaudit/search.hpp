@@ -183,6 +183,7 @@ class BranchAndBound {
     double current_upper_bound() const;
     void report_progress(bool force);
     double threshold() const;
+    int automatic_root_iterations() const;
     void update_incumbent();
     void set_incumbent(const std::vector<std::int32_t>& store, double value);
     void polish_incumbent();
