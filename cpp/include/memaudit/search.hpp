@@ -231,6 +231,7 @@ class BranchAndBound {
     Clock::time_point started_;
     Clock::time_point next_progress_;
     bool root_done_ = false;
+    std::vector<std::int32_t> open_at_root_; // available candidates once the root is done, sorted
     bool stop_requested_ = false; // by the progress callback
     SolveStatus status_ = SolveStatus::Optimal;
     bool stopped_ = false;
