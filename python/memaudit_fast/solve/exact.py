@@ -313,8 +313,8 @@ def solve(
     ]
     if finish is not None:
         try:
-            for race in races.values():
-                race.stop.set()  # a race still running lost (or the caller's limit came first)
+            for running in races.values():
+                running.stop.set()  # a race still running lost (or the caller's limit came first)
             for k, r in enumerate(raw):
                 race = races.get(float(r.budget))
                 if race is None or r.status == "optimal":
@@ -427,9 +427,9 @@ def _handoff_watch(
         if budget != current[0] or line.seconds < logged[0]:  # a new budget started
             logged[0] = -math.inf
             current[0] = budget
-            for other, race in races.items():
+            for other, earlier in races.items():
                 if other != budget:
-                    race.stop.set()
+                    earlier.stop.set()
         if log is not None and line.seconds - logged[0] >= log_interval * 0.999:
             logged[0] = line.seconds
             log(line)
