@@ -83,8 +83,13 @@ double BranchAndBound::integral_knapsack_bound() {
     for (std::size_t lg = 0; lg < lp_.num_groups(); ++lg) items += lp_.item_end(lg) - lp_.item_begin(lg);
     const double work = static_cast<double>(items) * (room + 1.0);
     const double size = static_cast<double>(items);
-    const double allowed = at_root_ ? std::min(kRootKnapsackWork, std::max(kNodeKnapsackWork, kRootKnapsackPerItem * size))
-                                    : std::max(kNodeKnapsackWork, kNodeKnapsackPerItem * size);
+    double allowed = at_root_ ? std::min(kRootKnapsackWork, std::max(kNodeKnapsackWork, kRootKnapsackPerItem * size))
+                              : std::max(kNodeKnapsackWork, kNodeKnapsackPerItem * size);
+    if (quick_root_) {
+        // A quick stage of the root spends on the bound a share of what the full root costs.
+        const double step = static_cast<double>(p_.indices.size()) + static_cast<double>(p_.num_candidates);
+        allowed = std::min(allowed, std::max(kNodeKnapsackWork, kQuickKnapsackShare * quick_root_budget_ * step));
+    }
     if (work > allowed) return std::numeric_limits<double>::infinity();
     const auto capacity = static_cast<std::size_t>(room);
     const bool track = static_cast<double>(lp_.num_groups()) * (room + 1.0) <= kMaxChoiceEntries;

@@ -113,14 +113,21 @@ double BranchAndBound::bound_node(int max_iterations) {
     // the other out of the spots where it stalls.
     // Small packages branch more cheaply than they refine multipliers.
     // (Coordinate descent prices the lambda lines alone: with cuts in play it is left out.)
-    const bool refine = root && available_.size() >= kDescentMinCandidates && cuts_.empty();
-    for (int round = 0; refine && round < kDescentRounds && best > threshold(); ++round) {
+    const bool refine = root && root_size() >= kDescentMinCandidates && cuts_.empty();
+    // A quick stage of the root (search.cpp) gets a short version of it.
+    const int descent_rounds = quick_root_ ? kQuickDescentRounds : kDescentRounds;
+    const int polish = quick_root_ ? kQuickPolishIterations : kPolishIterations;
+    // Entries the descent may scan: on dense packages one sweep costs many subgradient steps.
+    const double step_work = static_cast<double>(p_.indices.size()) + static_cast<double>(p_.num_candidates);
+    double descent_work = quick_root_ ? kQuickDescentShare * quick_root_budget_ * step_work
+                                      : std::numeric_limits<double>::infinity();
+    for (int round = 0; refine && round < descent_rounds && best > threshold(); ++round) {
         const double before = best;
-        best = std::min(best, coordinate_descent(capacity, best));
-        if (best > threshold()) best = std::min(best, subgradient(capacity, kPolishIterations, kPolishTheta, kRootPatience));
+        best = std::min(best, coordinate_descent(capacity, best, &descent_work));
+        if (best > threshold()) best = std::min(best, subgradient(capacity, polish, kPolishTheta, kRootPatience));
         if (!(best < before - kMinDescentGain * std::max(1.0, std::abs(before)))) break;
     }
-    if (root && cuts_enabled_ && best > threshold()) best = std::min(best, cut_rounds(capacity, best));
+    if (root && !quick_root_ && cuts_enabled_ && best > threshold()) best = std::min(best, cut_rounds(capacity, best));
     return best;
 }
 
@@ -146,7 +153,7 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
     const bool average = root && cuts_enabled_;
     double best = std::numeric_limits<double>::infinity();
     double best_at_check = best;
-    const bool small = available_.size() < kDescentMinCandidates;
+    const bool small = (root ? root_size() : available_.size()) < kDescentMinCandidates;
     int best_iteration = -1, last_iteration = -1, idle = 0;
     for (int it = 0; it < max_iterations; ++it) {
         const double ub = evaluate_bound(capacity);
@@ -273,7 +280,7 @@ void BranchAndBound::refresh_unit_scale(std::int32_t unit) {
     unit_scale_[unit] = std::max(0.0, 1.0 - total);
 }
 
-double BranchAndBound::coordinate_descent(double capacity, double best) {
+double BranchAndBound::coordinate_descent(double capacity, double best, double* work_left) {
     // Subgradient steps stall a little above the dual optimum on large degenerate packages,
     // and with a lattice objective that little can decide a whole search. Here each cap1
     // multiplier is set exactly to its best value with the others and the budget price mu
@@ -294,10 +301,13 @@ double BranchAndBound::coordinate_descent(double capacity, double best) {
     saved_lambda_.resize(touched_.size());
     for (std::size_t j = 0; j < touched_.size(); ++j) saved_lambda_[j] = lambda_[touched_[j]];
     double best_seen = best;
-    for (int sweep = 0; sweep < kDescentSweeps; ++sweep) {
+    double work = 0.0;
+    const double max_work = *work_left;
+    for (int sweep = 0; sweep < kDescentSweeps && work <= max_work; ++sweep) {
         if (Clock::now() >= limits_.deadline) break;
         const double mu = lp_.price();
         for (auto r : touched_) {
+            if (work > max_work) break; // each unit's step is exact on its own: stopping anywhere is sound
             const ResidualUnit& ru = unit_[r];
             if (ru.h->kind != SaturationKind::Cap1) continue;
             // Groups holding a candidate that covers r: their terms depend on lambda_r.
@@ -316,12 +326,14 @@ double BranchAndBound::coordinate_descent(double capacity, double best) {
             // d f / d lambda_r at lambda: -w rho + sum over groups of the active line's slope.
             auto slope_at = [&](double lambda) {
                 double d = -w_room;
+                work += static_cast<double>(touched_groups_.size());
                 for (auto g : touched_groups_) {
                     double top = 0.0, top_slope = 0.0;
                     for (auto m = p_.group_ptr[g]; m < p_.group_ptr[g + 1]; ++m) {
                         const auto u = p_.group_members[m];
                         if (!available_.contains(u)) continue;
                         double t = 0.0;
+                        work += static_cast<double>(p_.indptr[u + 1] - p_.indptr[u]);
                         for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k)
                             if (p_.indices[k] == r) t = entry_room_[k];
                         const double s = slope_unit * t;
@@ -369,6 +381,7 @@ double BranchAndBound::coordinate_descent(double capacity, double best) {
             linear_profit_[u] = profit;
         }
     }
+    *work_left -= work;
     // Leave the multipliers (and the loaded LP) at the best point seen.
     for (std::size_t j = 0; j < touched_.size(); ++j) lambda_[touched_[j]] = saved_lambda_[j];
     const double last = evaluate_bound(capacity);

@@ -332,7 +332,42 @@ SearchOutcome BranchAndBound::run() {
     };
 
     at_root_ = true;
-    process(std::numeric_limits<double>::infinity(), limits_.root_iterations, limits_.root_fixing_rounds);
+    if (limits_.root_iterations > 0) {
+        process(std::numeric_limits<double>::infinity(), limits_.root_iterations, limits_.root_fixing_rounds);
+    } else {
+        // The root in stages. Most packages whose root closes at all close after a few
+        // subgradient steps, once the integral bound and reduced-cost fixing have had their
+        // go; the rest of the root's effort (more steps, coordinate descent, cut rounds) is
+        // spent only on the roots still open after the quick stages.
+        const int total = automatic_root_iterations();
+        root_candidates_ = available_.size();
+        // The full root starts again from the multipliers the quick stages started from:
+        // coordinate descent from an early point can stall where subgradients do not recover.
+        const std::vector<double> start_lambda = lambda_;
+        int done = 0;
+        for (int target : kQuickRootStages) {
+            if (target >= total) break;
+            quick_root_ = true;
+            quick_root_budget_ = total;
+            levels_.clear();
+            children_.clear();
+            process(done == 0 ? std::numeric_limits<double>::infinity() : root_bound_, target - done,
+                    std::min(limits_.root_fixing_rounds, kQuickRootFixingRounds));
+            quick_root_ = false;
+            done = target;
+            if (levels_.empty() || should_stop()) break;
+        }
+        if (done == 0 || !levels_.empty()) {
+            const bool first = done == 0;
+            levels_.clear();
+            children_.clear();
+            lambda_ = start_lambda;
+            if (!first) --nodes_; // the same root node, processed again
+            if (cuts_enabled_) std::fill(xbar_.begin(), xbar_.end(), 0.0); // cuts separate at the full root's own average
+            process(first ? std::numeric_limits<double>::infinity() : root_bound_, total, limits_.root_fixing_rounds);
+        }
+        root_candidates_ = 0;
+    }
     at_root_ = false;
     // The next budget of a sweep starts from the root's multipliers, not from wherever the
     // tree search leaves them (deep nodes tune them to their own residual problems).

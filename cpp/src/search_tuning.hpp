@@ -17,6 +17,16 @@ constexpr std::int64_t kCoreNodes = 4'000;
 // Subgradient steps at the root of a core search that inherits the root's cuts.
 constexpr int kCoreRootIterations = 40;
 constexpr int kRootRestarts = 3;
+// Quick stages of the root (search.cpp): total subgradient steps after each, and what a quick
+// stage may spend beside its steps, as shares of the full root's steps times (non-zeros +
+// candidates): on coordinate descent, on the integral knapsack bound (in DP cells), and its
+// descent's polishing steps and reduced-cost fixing rounds.
+constexpr int kQuickRootStages[] = {10};
+constexpr double kQuickDescentShare = 0.25;
+constexpr double kQuickKnapsackShare = 1.0;
+constexpr int kQuickPolishIterations = 20;
+constexpr int kQuickDescentRounds = 2;
+constexpr int kQuickRootFixingRounds = 1;
 constexpr int kRefixIterations = 30;
 // Local search after an open root may scan the non-zeros this many times.
 constexpr std::int64_t kRootPolishWork = 400;

@@ -184,6 +184,9 @@ class BranchAndBound {
     void report_progress(bool force);
     double threshold() const;
     int automatic_root_iterations() const;
+    // The root's size for its effort rules: what was available when the root started (its
+    // quick stages' fixing must not turn the full root into a small package's).
+    std::size_t root_size() const { return root_candidates_ > 0 ? root_candidates_ : available_.size(); }
     void update_incumbent();
     void set_incumbent(const std::vector<std::int32_t>& store, double value);
     void polish_incumbent();
@@ -197,7 +200,9 @@ class BranchAndBound {
     // iterations, with the LP of that best multiplier vector loaded in lp_).
     double bound_node(int max_iterations);
     double evaluate_bound(double capacity);
-    double coordinate_descent(double capacity, double best);
+    // Exact steps on the cap1 multipliers; stops once it has scanned *work_left entries (and
+    // takes what it scanned off *work_left).
+    double coordinate_descent(double capacity, double best, double* work_left);
     // Relax-and-cut at the root: separate coverage cuts at the averaged LP solution, add them
     // as Lagrangian terms and re-optimise the multipliers, for a few rounds.
     double cut_rounds(double capacity, double best);
@@ -231,6 +236,9 @@ class BranchAndBound {
     Clock::time_point started_;
     Clock::time_point next_progress_;
     bool root_done_ = false;
+    std::size_t root_candidates_ = 0;
+    bool quick_root_ = false;   // a quick stage of the root (search.cpp): subgradient steps only
+    int quick_root_budget_ = 0; // the full root's steps: the quick stage's extras take shares of it
     std::vector<std::int32_t> open_at_root_; // available candidates once the root is done, sorted
     bool stop_requested_ = false; // by the progress callback
     SolveStatus status_ = SolveStatus::Optimal;
