@@ -45,6 +45,7 @@ Guarantees
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import signal
 import threading
@@ -56,10 +57,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MemauditError, UsageError
+from ..model.compiled import check_budgets, compile_validated
 from ..model.estimates import with_group_capacity
 from ..model.sets import RawMember, iter_raw_members, parse_member
 from ..progress import Progress
-from ..results.records import RESULT_FORMAT, encode_records, error_record
+from ..results.records import RESULT_FORMAT, encode_records, error_record, solved_record
 from .batch_resume import (
     BatchOptions,
     Output,
@@ -132,13 +134,14 @@ def member_digest(member: RawMember) -> str:
     elif kind == "path":
         h.update(b"path\0")
         try:
-            _digest_path(Path(payload), h)
+            _digest_path(Path(str(payload)), h)
         except OSError as exc:
             h.update(f"unreadable\0{label}\0{exc}".encode("utf-8", "surrogateescape"))
     else:
         # A member that could not be read: keyed by where it is and why, so that an
         # unchanged failure is not retried, and a fixed one is.
-        h.update(f"{kind}\0{label}\0{payload}".encode("utf-8", "surrogateescape"))
+        detail = payload if isinstance(payload, str) else payload.decode("utf-8", "surrogateescape")
+        h.update(f"{kind}\0{label}\0{detail}".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
@@ -168,6 +171,8 @@ def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions, c
     Returns no records when a solve was interrupted (``cancel`` or Ctrl-C): the caller must
     not record an unfinished package.
     """
+    if compiled.group_capacity == 1 and options.certify == "none":
+        return _lean_records(compiled, budgets, options, cancel)
     from ..solve.exact import solve
 
     results = solve(compiled, budgets=budgets, time_limit=options.time_limit, node_limit=options.node_limit,
@@ -190,6 +195,30 @@ def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions, c
     return records
 
 
+def _lean_records(compiled: Any, budgets: list[float], options: BatchOptions, cancel: Any) -> list[dict[str, Any]]:
+    """:func:`score_compiled` without certificates for one candidate per group: records
+    straight from the core's results (the records ``solve()`` would give, see
+    :func:`~..results.records.solved_record`), with the writers' scores when asked for."""
+    from ..solve.exact import solve_core
+
+    node_limit, time_limit = options.node_limit, options.time_limit
+    raw = solve_core(compiled.problem, check_budgets(budgets),
+                     None if time_limit is None or time_limit == math.inf else float(time_limit),
+                     None if node_limit is None else int(node_limit), cancel)
+    records = []
+    for r in raw:
+        if r.status == "interrupted":
+            return []
+        record = solved_record(compiled, r)
+        if options.writers:
+            from ..evaluate.baselines import writer_scores
+
+            record["writers"] = writer_scores(compiled, float(r.budget), options.writers, opt=float(r.value),
+                                              estimator=_estimator(options.estimator))
+        records.append(record)
+    return records
+
+
 def _estimator(spec: str | None) -> Any:
     """The estimator of a batch, loaded once per process."""
     if spec is None:
@@ -206,8 +235,6 @@ _ESTIMATORS: dict[str, Any] = {}
 
 def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outcome:
     """The encoded records of one member. A bad package yields an error record, never raises."""
-    from ..model.compiled import compile_package
-
     member, digest, skip = task
     source = member[0]
     package_id: str | None = None
@@ -220,7 +247,7 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
         todo = [step for step in budget_plan(package, options) if step[0] not in skip]
         if not todo:
             return b"", 0, [], False
-        compiled = compile_package(package)
+        compiled = compile_validated(package)  # this worker's own, just validated
         records = score_compiled(compiled, [budget for _, budget, _ in todo], options, cancel)
         if not records:
             return b"", 0, [], True

@@ -83,9 +83,19 @@ def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | 
     """
     if isinstance(package, CompiledPackage):
         return package
-    pkg = as_package(package)
+    return _compiled(as_package(package), None)
+
+
+def compile_validated(package: Package) -> CompiledPackage:
+    """:func:`compile_package` of a package the caller validated just now and handed to no
+    one (a batch worker's): the arrays the fast validator built are the data's, so they are
+    not compared with it again."""
+    return _compiled(package, package.arrays is not None)
+
+
+def _compiled(pkg: Package, checked: bool | None) -> CompiledPackage:
     try:
-        compiled = _compile(pkg)
+        compiled = _compile(pkg, checked)
     except PackageError:
         raise
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
@@ -93,6 +103,8 @@ def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | 
     for array in (compiled.cost, compiled.group_of, compiled.weight, compiled.indptr, compiled.indices,
                   compiled.values, compiled.times, compiled.saturation_of):
         array.flags.writeable = False  # the core holds its own copy: writing here would change nothing
+    if compiled.cost.base is not None:
+        compiled.cost.base.flags.writeable = False  # the array the float views share
     return compiled
 
 
@@ -124,7 +136,23 @@ def _arrays_still_hold(pkg: Package) -> bool:
         return False
 
 
-def _compile(pkg: Package) -> CompiledPackage:
+def _points(spec: SaturationSpec) -> tuple[np.ndarray, np.ndarray]:
+    """The PWL points of a saturation as arrays (shared: specs are immutable, the core copies)."""
+    arrays = _POINTS.get(spec)
+    if arrays is None:
+        xs = np.array([p[0] for p in spec.points], dtype=np.float64)
+        ys = np.array([p[1] for p in spec.points], dtype=np.float64)
+        xs.flags.writeable = ys.flags.writeable = False
+        arrays = (xs, ys)
+        if len(_POINTS) < 1024:  # the named ones and a few PWL ones; never unbounded
+            _POINTS[spec] = arrays
+    return arrays
+
+
+_POINTS: dict[SaturationSpec, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _compile(pkg: Package, checked: bool | None = None) -> CompiledPackage:
     if (len(pkg.candidate_groups) != len(pkg.candidates) or len(pkg.candidate_times) != len(pkg.candidates)
             or len(pkg.unit_weights) != len(pkg.units) or len(pkg.unit_saturations) != len(pkg.units)):
         raise ValueError("candidates or units were added or removed")
@@ -136,7 +164,8 @@ def _compile(pkg: Package) -> CompiledPackage:
     group_ids = [key.removeprefix(OWN_GROUP) if key.startswith(OWN_GROUP) else key for key in group_index]
     group_of = np.array([group_index[key] for key in pkg.candidate_groups], dtype=np.int32)
 
-    checked = _arrays_still_hold(pkg)
+    if checked is None:
+        checked = _arrays_still_hold(pkg)
     if checked:  # built by the fast validator in the same pass, from the data as it still is
         cost_list, indptr_list, idx, vals = pkg.arrays[:4]
         indptr = np.array(indptr_list, dtype=np.int64)
@@ -162,10 +191,13 @@ def _compile(pkg: Package) -> CompiledPackage:
         sat_index = {spec: k for k, spec in enumerate(sats)}
         saturation_of = np.array([sat_index[spec] for spec in unit_sats], dtype=np.int32)
 
-    cost = np.array(cost_list, dtype=np.float64)
-    weight = np.array(pkg.unit_weights, dtype=np.float64)
+    # One array for every per-candidate and per-unit float, as views: numpy's cost per call,
+    # not the copying, is what counts at the size of a package.
+    n, m, nnz = len(cost_list), len(units), len(vals)
+    floats = np.array([*cost_list, *pkg.unit_weights, *vals, *pkg.candidate_times], dtype=np.float64)
+    cost, weight = floats[:n], floats[n:n + m]
+    values, times = floats[n + m:n + m + nnz], floats[n + m + nnz:]
     indices = np.array(idx, dtype=np.int32)
-    values = np.array(vals, dtype=np.float64)
     if not checked and not (np.all(np.isfinite(cost)) and np.all(cost >= 0) and np.all(np.isfinite(values))):
         raise ValueError("a cost or coverage value is no longer a finite number >= 0")
     problem = _core.Problem(
@@ -178,8 +210,8 @@ def _compile(pkg: Package) -> CompiledPackage:
         values,
         saturation_of,
         [_core.SaturationKind.__members__[s.name] for s in sats],
-        [np.array([p[0] for p in s.points], dtype=np.float64) for s in sats],
-        [np.array([p[1] for p in s.points], dtype=np.float64) for s in sats],
+        [_points(s)[0] for s in sats],
+        [_points(s)[1] for s in sats],
     )
     return CompiledPackage(
         package=pkg,
@@ -194,7 +226,7 @@ def _compile(pkg: Package) -> CompiledPackage:
         indptr=indptr,
         indices=indices,
         values=values,
-        times=np.array(pkg.candidate_times, dtype=np.float64),
+        times=times,
         representations=[str(c.get("representation", "")) for c in candidates],
         saturations=sats,
         saturation_of=saturation_of,

@@ -30,7 +30,7 @@ from ..solve.exact import RESULT_FORMAT
 __all__ = [
     "PACKAGE_FORMAT", "RECORD_START", "RESULT_FORMAT", "ResultsFile", "check_record", "encode_record",
     "encode_records", "error_record", "parse_results", "plain_number", "read_records", "read_results_file",
-    "read_results_text",
+    "read_results_text", "solved_record",
 ]
 
 # Every record this module encodes starts with these bytes (``format`` is always the first key
@@ -63,6 +63,35 @@ def error_record(
         "status": "error",
         "proven_optimal": False,
         "error": message,
+    }
+
+
+def solved_record(compiled: Any, raw: Any) -> dict[str, Any]:
+    """The record of one budget straight from the core's result ``raw`` for ``compiled``.
+
+    The same record as ``SolveResult.to_record()`` of the :func:`~..solve.exact.solve` result it
+    stands for (a package with ``group_capacity`` 1, no hand-off), without building that
+    result: the batch's lean path. Tests pin the two to the same bytes.
+    """
+    ids = compiled.candidate_ids
+    selected = raw.selected
+    proven = bool(raw.proven_optimal)
+    return {
+        "format": RESULT_FORMAT,
+        "package_id": compiled.package_id,
+        "budget": plain_number(raw.budget),
+        "saturation": compiled.saturation_name,
+        "weights_rule": compiled.weights_rule,
+        "opt": float(raw.value),
+        "upper_bound": float(raw.upper_bound),
+        "gap": float(raw.gap),
+        "status": str(raw.status),
+        "proven_optimal": proven,
+        "selected": [ids[i] for i in (selected.tolist() if hasattr(selected, "tolist") else selected)],
+        "cost": plain_number(raw.cost),
+        "nodes": int(raw.nodes),
+        "seconds": float(raw.seconds),
+        "proved_by": "branch_and_bound" if proven else None,
     }
 
 
