@@ -88,9 +88,71 @@ def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | 
 
 def compile_validated(package: Package) -> CompiledPackage:
     """:func:`compile_package` of a package the caller validated just now and handed to no
-    one (a batch worker's): the arrays the fast validator built are the data's, so they are
-    not compared with it again."""
-    return _compiled(package, package.arrays is not None)
+    one (a batch worker's): the arrays and ids the fast validator built are the data's, so
+    they are not compared with it, nor derived from it, again."""
+    if package.arrays is None:
+        return _compiled(package, None)
+    try:
+        return _compile_fresh(package)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # never expected
+        raise _edited(package, exc) from None
+
+
+def _read_only(values: list[Any], dtype: Any) -> np.ndarray:
+    array = np.array(values, dtype=dtype)
+    array.flags.writeable = False  # views taken from it are read-only too
+    return array
+
+
+def _compile_fresh(pkg: Package) -> CompiledPackage:
+    """The arrays of a package the fast validator has just built, in three numpy calls: every
+    float in one array, every int32 in another, the row offsets, handed out as views."""
+    costs, indptr_list, idx, vals, _, _, (candidate_ids, representations, group_ids, group_of_list,
+                                          unit_ids) = pkg.arrays
+    n, m, nnz = len(costs), len(unit_ids), len(vals)
+    unit_sats = pkg.unit_saturations
+    first = unit_sats[0]
+    if all(spec is first for spec in unit_sats):  # the common case: one h
+        sats = [first]
+        saturation_of: list[int] = [0] * m
+    else:
+        sats = list(dict.fromkeys(unit_sats))
+        sat_index = {spec: k for k, spec in enumerate(sats)}
+        saturation_of = [sat_index[spec] for spec in unit_sats]
+    floats = _read_only([*costs, *pkg.unit_weights, *vals, *pkg.candidate_times], np.float64)
+    ints = _read_only([*group_of_list, *idx, *saturation_of], np.int32)
+    indptr = _read_only(indptr_list, np.int64)
+    cost, weight, values, times = floats[:n], floats[n:n + m], floats[n + m:n + m + nnz], floats[n + m + nnz:]
+    group_of, indices, sat_of = ints[:n], ints[n:n + nnz], ints[n + nnz:]
+    points = [_points(s) for s in sats]
+    problem = _core.Problem(
+        cost, group_of, len(group_ids), weight, indptr, indices, values, sat_of,
+        [_core.SaturationKind.__members__[s.name] for s in sats], [p[0] for p in points], [p[1] for p in points],
+    )
+    data = pkg.data
+    names = {s.name for s in sats}
+    return CompiledPackage(
+        package=pkg,
+        problem=problem,
+        package_id=str(data["package_id"]),
+        candidate_ids=candidate_ids,
+        group_ids=group_ids,
+        unit_ids=unit_ids,
+        cost=cost,
+        group_of=group_of,
+        weight=weight,
+        indptr=indptr,
+        indices=indices,
+        values=values,
+        times=times,
+        representations=representations,
+        saturations=sats,
+        saturation_of=sat_of,
+        budgets=pkg.budgets,
+        weights_rule=pkg.weights_rule,
+        saturation_name=names.pop() if len(names) == 1 else "mixed",
+        group_capacity=group_capacity_of(data),
+    )
 
 
 def _compiled(pkg: Package, checked: bool | None) -> CompiledPackage:
@@ -124,7 +186,7 @@ def _arrays_still_hold(pkg: Package) -> bool:
     coverage since): a few C-level list comparisons, far cheaper than building them again."""
     if pkg.arrays is None:
         return False
-    costs, _, _, _, raw_keys, raw_values = pkg.arrays
+    costs, raw_keys, raw_values = pkg.arrays[0], pkg.arrays[4], pkg.arrays[5]
     candidates = pkg.candidates
     try:
         covs = [c["coverage"] for c in candidates]
