@@ -115,7 +115,8 @@ def test_stage_shares(small_set, tmp_path):
         assert values[package["package_id"]] == [r.value for r in solve(package, budgets=list(BUDGETS))]
     # The batch's own worker function does the same work: its records agree with the stages'.
     member = next(iter_raw_members([path]))
-    data, count, errors, interrupted = score_member((member, member_digest(member), frozenset()), options)
+    data, count, errors, interrupted, digest = score_member((member, None, frozenset()), options)
+    assert digest == member_digest(member)
     first = json.loads(data.split(b"\n")[0])
     assert count == len(BUDGETS) and not errors and not interrupted
     assert first["opt"] == values[first["package_id"]][0]

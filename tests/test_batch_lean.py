@@ -84,7 +84,8 @@ def test_score_member_writes_what_solve_gives(tmp_path):
     options = BatchOptions(budgets=(2.0, 4.0, 8.0, 16.0))
     for member, data in zip(iter_raw_members([path]), datas):
         digest = member_digest(member)
-        out, count, errors, interrupted = score_member((member, digest, frozenset()), options)
+        out, count, errors, interrupted, back = score_member((member, digest, frozenset()), options)
+        assert back == digest
         assert count == 4 and not errors and not interrupted
         expected = reference(Package.from_dict(data), [2.0, 4.0, 8.0, 16.0], options)
         compiled = compile_package(Package.from_dict(data))

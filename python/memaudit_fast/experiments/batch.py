@@ -146,10 +146,13 @@ def member_digest(member: RawMember) -> str:
 
 
 # The work of one package (runs in a worker) ---------------------------------------------------
-# A task is (raw member, its digest, budget keys already written); its outcome is (encoded
-# records, how many, the failure messages, whether the work was interrupted before the end).
-Task = tuple[RawMember, str, frozenset[float]]
-Outcome = tuple[bytes, int, list[str], bool]
+# A task is (raw member, its digest or None, budget keys already written); its outcome is
+# (encoded records, how many, the failure messages, whether the work was interrupted before
+# the end, the member's digest). A task without a digest has its digest made by the worker:
+# a run with nothing to skip leaves the hashing to the workers, and drops a duplicate when
+# its outcome comes back.
+Task = tuple[RawMember, "str | None", frozenset[float]]
+Outcome = tuple[bytes, int, list[str], bool, str]
 
 
 def budget_plan(package: Any, options: BatchOptions) -> list[tuple[float, float, float | None]]:
@@ -235,22 +238,23 @@ _ESTIMATORS: dict[str, Any] = {}
 
 def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outcome:
     """The encoded records of one member. A bad package yields an error record, never raises."""
-    member, digest, skip = task
+    member, given, skip = task
+    digest = member_digest(member) if given is None else given
     source = member[0]
     package_id: str | None = None
     tag = {"member_digest": digest, "options_digest": options.digest}
     try:
         if cancel is not None and cancel.cancelled:
-            return b"", 0, [], True
+            return b"", 0, [], True, digest
         package = with_group_capacity(parse_member(member), options.group_capacity)
         package_id = package.package_id
         todo = [step for step in budget_plan(package, options) if step[0] not in skip]
         if not todo:
-            return b"", 0, [], False
+            return b"", 0, [], False, digest
         compiled = compile_validated(package)  # this worker's own, just validated
         records = score_compiled(compiled, [budget for _, budget, _ in todo], options, cancel)
         if not records:
-            return b"", 0, [], True
+            return b"", 0, [], True, digest
         extra: dict[str, Any] = {
             "source": source,
             "size": {"candidates": compiled.num_candidates, "groups": len(compiled.group_ids),
@@ -264,7 +268,7 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
             if frac is not None:
                 record["budget_frac"] = frac
             record.update(extra)
-        return encode_records(records), len(records), [], False
+        return encode_records(records), len(records), [], False, digest
     except MemauditError as exc:
         message = str(exc)
     except Exception as exc:  # noqa: BLE001 - an internal failure must not end the batch
@@ -273,7 +277,7 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
     record.update(tag)
     # A PackageError already opens with its source: never say the label twice.
     line = message if message.startswith(f"{source}:") else f"{source}: {message}"
-    return encode_records([record]), 1, [line], False
+    return encode_records([record]), 1, [line], False, digest
 
 
 def _score_chunk(chunk: list[Task], options: BatchOptions, cancel: Any = None) -> list[Outcome]:
@@ -396,6 +400,9 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
     planned = options.planned_keys()
     # The file's first record states the options (a resumed file has them already).
     first_write = [not done.keys and not done.errored]
+    # With nothing to skip, the workers hash the members (the parent's time is what limits
+    # several workers) and a duplicate is dropped when its outcome comes back, in input order.
+    deferred = first_write[0]
 
     def tick(failed: int = 0) -> None:
         if progress is None:
@@ -405,6 +412,10 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
         progress.update(1, failed=failed)
 
     def pending() -> Iterator[Task]:
+        if deferred:
+            for member in iter_raw_members(input_paths):
+                yield member, None, frozenset()
+            return
         for member in iter_raw_members(input_paths):
             digest = member_digest(member)
             if digest in seen:
@@ -422,9 +433,15 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
             yield member, digest, frozenset(keys or ())
 
     def write(outcomes: list[Outcome]) -> None:
-        for data, count, errors, interrupted in outcomes:
+        for data, count, errors, interrupted, digest in outcomes:
             if interrupted:
                 raise _Stop
+            if deferred:
+                if digest in seen:
+                    summary.duplicates += 1
+                    tick()
+                    continue
+                seen.add(digest)
             if not data:
                 summary.skipped += 1
                 tick()
