@@ -98,3 +98,28 @@ def test_score_member_writes_what_solve_gives(tmp_path):
                 "member_digest": digest, "options_digest": options.digest,
             })
         assert untimed(out) == untimed(encode_records(expected))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_workers_hash_members_and_the_parent_drops_repeats_in_order(tmp_path, workers):
+    """A fresh run leaves hashing to the workers: a repeated line still gets no record of its
+    own, the first occurrence's records stay where they were, and a resume adds nothing."""
+    from memaudit_fast.experiments.batch import run_batch
+
+    datas = [generate_package(d, seed=3) for d in DISTRIBUTIONS[:4]]
+    once, repeated = tmp_path / "once.jsonl", tmp_path / "repeated.jsonl"
+    write_package_set(datas, once)
+    write_package_set([datas[0], datas[1], datas[0], datas[2], datas[1], datas[3], datas[3]], repeated)
+    options = BatchOptions(budgets=(2.0, 4.0))
+    run_batch([once], tmp_path / "a.jsonl", options, workers=1, backend="serial")
+    summary = run_batch([repeated], tmp_path / "b.jsonl", options, workers=workers, chunk_size=2)
+    assert summary.duplicates == 3 and summary.packages == 4 and summary.records == 8
+
+    def strip(path):  # where each was read differs (the line number), nothing else but seconds
+        return [{k: v for k, v in json.loads(line).items() if k not in ("seconds", "source")}
+                for line in path.read_bytes().splitlines()]
+
+    assert strip(tmp_path / "a.jsonl") == strip(tmp_path / "b.jsonl")
+    before = (tmp_path / "b.jsonl").read_bytes()
+    again = run_batch([repeated], tmp_path / "b.jsonl", options, workers=workers, resume=True)
+    assert again.packages == 0 and (tmp_path / "b.jsonl").read_bytes() == before
