@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import msgspec
+import orjson
 
 from ..errors import PackageError
 
@@ -371,29 +372,40 @@ _fast_encode = msgspec.json.Encoder().encode
 
 
 def loads_fast(raw: bytes, max_depth: int) -> Any | None:
-    """Decode JSON with msgspec; ``None`` whenever the careful decoder must look.
+    """Decode JSON at C speed; ``None`` whenever the careful decoder must look.
 
-    msgspec rejects NaN, infinities, numbers beyond a double, bad UTF-8 and lone surrogates
-    by itself, but keeps the last of repeated keys. Repeated keys are caught by encoding the
-    value again: text that this encoder wrote (every package set written here) comes back
-    byte for byte, which proves that no key was dropped. Other text is checked by counting
-    colons: re-encoding the decoded value writes one colon per key it kept plus the colons
-    inside its strings; the input holds one per key it had, plus the colons in its strings
-    (an escaped colon ``\\u003a`` is counted through its text). The two counts are equal
-    exactly when no key was dropped (an escape spelt oddly only costs a careful decode).
+    Both decoders used here reject NaN, infinities, numbers beyond a double, bad UTF-8 and
+    lone surrogates by themselves, but keep the last of repeated keys. Repeated keys are
+    caught by encoding the value again. Text written by a compact encoder (every package set
+    written here) comes back byte for byte, which proves that no key was dropped and that
+    every value is the text's own; orjson decodes and encodes that common case, the fastest
+    pair. Anything else is decoded by msgspec (which keeps integers of any size, for the
+    validator to judge) and checked by counting colons: re-encoding the decoded value writes
+    one colon per key it kept plus the colons inside its strings; the input holds one per key
+    it had, plus the colons in its strings (an escaped colon ``\\u003a`` is counted through
+    its text). The two counts are equal exactly when no key was dropped (an escape spelt
+    oddly only costs a careful decode).
     """
+    if len(raw.translate(None, _NOT_OPENING)) > max_depth and _depth_of(raw) > max_depth:
+        return None
+    try:
+        data = orjson.loads(raw)
+        again = orjson.dumps(data)
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError, RecursionError):
+        pass
+    else:
+        # Equal bytes are a proof, and a memcmp. (orjson reads an integer beyond 64 bits as
+        # a float; such a value never encodes back to its own text, so it never passes here.)
+        if raw.startswith(again) and (len(raw) == len(again) or raw[len(again):].isspace()):
+            return data
     try:
         data = _fast_decode(raw)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return None
-    if len(raw.translate(None, _NOT_OPENING)) > max_depth and _depth_of(raw) > max_depth:
         return None
     try:
         again = _fast_encode(data)
     except (msgspec.EncodeError, RecursionError, OverflowError):
         return None
-    # The common case, text this encoder wrote (package sets are): encoding the value gives
-    # the text back, so no key was dropped. Equal bytes are a proof, and a memcmp.
     if raw.startswith(again) and (len(raw) == len(again) or raw[len(again):].isspace()):
         return data
     colons = raw.count(b":")
