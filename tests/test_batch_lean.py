@@ -123,3 +123,15 @@ def test_workers_hash_members_and_the_parent_drops_repeats_in_order(tmp_path, wo
     before = (tmp_path / "b.jsonl").read_bytes()
     again = run_batch([repeated], tmp_path / "b.jsonl", options, workers=workers, resume=True)
     assert again.packages == 0 and (tmp_path / "b.jsonl").read_bytes() == before
+
+
+def test_records_with_shared_fields_encode_as_the_merged_records():
+    from memaudit_fast.results.records import encode_records_with
+
+    extra = {"source": "s.jsonl line 3", "size": {"candidates": 3}, "distribution": "base", "member_digest": "ab"}
+    records = [{"format": "memaudit.result/1", "budget": 2, "opt": 0.1, "selected": ["é", "a\u2028"]},
+               {"format": "memaudit.result/1", "budget": 4.5, "writers": {"gvt": 1.0}}, {}]
+    assert encode_records_with(records, extra) == encode_records([{**r, **extra} for r in records])
+    assert encode_records_with(records, {}) == encode_records(records)
+    with pytest.raises(ValueError):
+        encode_records_with([{"source": "mine"}], extra)

@@ -61,7 +61,7 @@ from ..model.compiled import check_budgets, compile_validated
 from ..model.estimates import with_group_capacity
 from ..model.sets import RawMember, iter_raw_members, parse_member
 from ..progress import Progress
-from ..results.records import RESULT_FORMAT, encode_records, error_record, solved_record
+from ..results.records import RESULT_FORMAT, encode_records, encode_records_with, error_record, solved_record
 from .batch_resume import (
     BatchOptions,
     Output,
@@ -205,7 +205,9 @@ def _lean_records(compiled: Any, budgets: list[float], options: BatchOptions, ca
     from ..solve.exact import solve_core
 
     node_limit, time_limit = options.node_limit, options.time_limit
-    raw = solve_core(compiled.problem, check_budgets(budgets),
+    if not (all(map(math.isfinite, budgets)) and min(budgets) >= 0):  # plain floats here, checked on the way
+        budgets = check_budgets(budgets)  # raises the message of solve()
+    raw = solve_core(compiled.problem, budgets,
                      None if time_limit is None or time_limit == math.inf else float(time_limit),
                      None if node_limit is None else int(node_limit), cancel)
     records = []
@@ -267,8 +269,7 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
         for record, (_, _, frac) in zip(records, todo):
             if frac is not None:
                 record["budget_frac"] = frac
-            record.update(extra)
-        return encode_records(records), len(records), [], False, digest
+        return encode_records_with(records, extra), len(records), [], False, digest
     except MemauditError as exc:
         message = str(exc)
     except Exception as exc:  # noqa: BLE001 - an internal failure must not end the batch

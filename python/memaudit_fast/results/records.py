@@ -29,7 +29,7 @@ from ..solve.exact import RESULT_FORMAT
 
 __all__ = [
     "PACKAGE_FORMAT", "RECORD_START", "RESULT_FORMAT", "ResultsFile", "check_record", "encode_record",
-    "encode_records", "error_record", "parse_results", "plain_number", "read_records", "read_results_file",
+    "encode_records", "encode_records_with", "error_record", "parse_results", "plain_number", "read_records", "read_results_file",
     "read_results_text", "solved_record",
 ]
 
@@ -102,6 +102,22 @@ def encode_records(records: Iterable[dict[str, Any]]) -> bytes:
     as in every JSON encoder that does not refuse them; the records built here hold none).
     """
     return b"".join(orjson.dumps(r, option=_ENCODE_OPTIONS) for r in records)
+
+
+def encode_records_with(records: Iterable[dict[str, Any]], extra: dict[str, Any]) -> bytes:
+    """The bytes of ``encode_records([{**r, **extra} for r in records])`` (keys of ``extra``
+    that a record has are not allowed), with ``extra`` encoded once: the fields a batch adds
+    to every record of a package."""
+    if not extra:
+        return encode_records(records)
+    tail = b"," + orjson.dumps(extra, option=orjson.OPT_SERIALIZE_NUMPY)[1:] + b"\n"
+    out = []
+    for record in records:
+        if not record.keys().isdisjoint(extra):
+            raise ValueError(f"the record has keys of its own among {sorted(extra)}")
+        body = orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY)
+        out.append(body[:-1] + tail if len(body) > 2 else orjson.dumps(extra, option=_ENCODE_OPTIONS))
+    return b"".join(out)
 
 
 def encode_record(record: dict[str, Any]) -> str:
