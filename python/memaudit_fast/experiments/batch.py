@@ -61,7 +61,13 @@ from ..model.compiled import check_budgets, compile_validated
 from ..model.estimates import with_group_capacity
 from ..model.sets import RawMember, iter_raw_members, parse_member
 from ..progress import Progress
-from ..results.records import RESULT_FORMAT, encode_records, encode_records_with, error_record, solved_record
+from ..results.records import (
+    RESULT_FORMAT,
+    encode_records,
+    encode_records_with,
+    error_record,
+    solved_record,
+)
 from .batch_resume import (
     BatchOptions,
     Output,
