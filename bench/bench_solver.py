@@ -32,6 +32,7 @@ import numpy as np
 import pytest
 
 from memaudit_fast import _core
+from memaudit_fast.solve.exact import DEFAULT_HANDOFF_AFTER
 from oracles.branch_and_bound import solve_reference
 from oracles.exact import (
     Instance,
@@ -229,15 +230,16 @@ def test_memory_does_not_grow_with_nodes() -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Large-budget suite: 1,000 to 10,000 candidates at 2% to 40% of the total candidate cost, the
-# regime where the LP gap is real. "ours" is the product's path: the branch-and-bound, and for
-# a budget it has not proven after HANDOFF_AFTER seconds, HiGHS on the candidates the root left
-# open, started from the incumbent (the result's proved_by says which engine proved it). The
-# branch-and-bound's own status at the hand-off is reported too. HiGHS and Gurobi (where its
-# pip licence takes the model) solve the original MILP. MEMAUDIT_BENCH_LARGE=full adds the
-# 10,000-candidate packages (long: HiGHS alone may take an hour over them).
+# regime where the LP gap is real. "ours" is the product's path, solve(finish="highs"): the
+# branch-and-bound, and for a budget it has not proven after HANDOFF_AFTER seconds, HiGHS in a
+# second thread beside it (on the candidates the root left open once it is done, from the
+# incumbent); the first proof wins and the result's proved_by says which engine it was. HiGHS
+# and Gurobi (where its pip licence takes the model) solve the original MILP alone, one thread.
+# MEMAUDIT_BENCH_LARGE=full adds the 10,000-candidate packages (long: HiGHS alone may take an
+# hour over them).
 
 LARGE_FRACTIONS = (0.02, 0.05, 0.10, 0.20, 0.40)
-HANDOFF_AFTER = 1.0
+HANDOFF_AFTER = DEFAULT_HANDOFF_AFTER
 LARGE_OURS_LIMIT = 60.0
 LARGE_ROWS: list[dict[str, Any]] = []  # read by conftest.py for the summary
 

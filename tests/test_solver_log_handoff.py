@@ -146,26 +146,30 @@ def test_handoff_before_the_root_is_done_takes_every_candidate() -> None:
     assert finished.value == pytest.approx(c.objective([c.index_of()[i] for i in finished.selected]), rel=1e-12)
 
 
-def test_a_race_that_does_not_win_gives_way_to_the_roots_handoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The race never counts as won here, so the root finishes and hands off its open candidates
-    # while the race's HiGHS may still be running: the race must end first (highspy runs one
-    # solve per process at a time), and the answer is still exact.
+def test_a_race_that_does_not_win_leaves_the_proof_to_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The race never counts as won here: the search goes on to its own proof, and the race is
+    # stopped once the search has it.
     from memaudit_fast.solve import exact
 
     monkeypatch.setattr(exact._Race, "proven", lambda self: False)
-    started: list[float] = []
+    started: list[tuple[float, bool, int]] = []
+    races: list[Any] = []
     real_start = exact._start_race
 
-    def start(compiled: Any, budget: float, time_limit: Any) -> Any:
-        started.append(budget)
-        return real_start(compiled, budget, time_limit)
+    def start(compiled: Any, budget: float, line: Any, time_limit: Any) -> Any:
+        started.append((budget, bool(line.root_done), len(line.open_candidates)))
+        races.append(real_start(compiled, budget, line, time_limit))
+        return races[-1]
 
     monkeypatch.setattr(exact, "_start_race", start)
-    data = hard_package()
-    (budget,) = data["budgets"]
-    finished = solve(data, budget=budget, finish="highs", handoff_after=0.0, time_limit=120)
-    assert started == [float(budget)]
-    assert finished.status == "optimal" and finished.proven_optimal
+    data = generate_package("base", seed=0, scale=25)  # about 1,200 candidates: proven in well under a minute
+    budget = float(round(0.1 * sum(c["cost"] for c in data["candidates"])))
+    lines: list[Any] = []
+    finished = solve(data, budget=budget, finish="highs", handoff_after=0.0, time_limit=120,
+                     log=lines.append, log_interval=0.001)
+    assert [b for b, _, _ in started] == [float(budget)]
+    assert finished.status == "optimal" and finished.proved_by == "branch_and_bound"
+    assert all(not race.thread.is_alive() for race in races)
     from memaudit_fast.model.compiled import compile_package
     from memaudit_fast.solve.backends import solve_highs
     from memaudit_fast.solve.milp import build_milp
@@ -173,6 +177,51 @@ def test_a_race_that_does_not_win_gives_way_to_the_roots_handoff(monkeypatch: py
     reference = solve_highs(build_milp(compile_package(data), budget))
     assert reference.objective is not None
     assert finished.value == pytest.approx(reference.objective, rel=1e-6)
+
+
+def test_race_after_the_root_gets_the_open_candidates_and_the_incumbent(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Started after the root, the race must get what the root left open and the search's
+    # incumbent (indices of the caller's package), and its proof must be exact.
+    from memaudit_fast.solve import exact
+
+    seen: list[tuple[list[int], list[int]]] = []
+    real_start = exact._start_race
+
+    def start(compiled: Any, budget: float, line: Any, time_limit: Any) -> Any:
+        seen.append((list(line.open_candidates), list(line.incumbent_store)))
+        return real_start(compiled, budget, line, time_limit)
+
+    monkeypatch.setattr(exact, "_start_race", start)
+    data = hard_package()
+    (budget,) = data["budgets"]
+    lines: list[Any] = []
+    solve(data, budget=budget, time_limit=3.0, log=lines.append, log_interval=0.01)
+    after_root = [line for line in lines if line.root_done]
+    assert after_root, "the root of this package is done well within 3 s"
+    wait = after_root[0].seconds + 0.05
+    finished = solve(data, budget=budget, finish="highs", handoff_after=wait, time_limit=120)
+    assert len(seen) == 1
+    open_candidates, incumbent = seen[0]
+    from memaudit_fast.model.compiled import compile_package
+
+    c = compile_package(data)
+    assert 0 < len(open_candidates) < c.num_candidates and incumbent
+    assert sorted(set(open_candidates)) == open_candidates and max(open_candidates) < c.num_candidates
+    assert not _infeasible_store(c, incumbent, budget)
+    for line in lines[:: max(1, len(lines) // 10)]:  # each line's store is the incumbent it reports
+        assert float(c.objective(sorted(line.incumbent_store))) == pytest.approx(line.incumbent, rel=1e-9, abs=1e-12)
+    assert finished.status == "optimal"
+    from memaudit_fast.solve.backends import solve_highs
+    from memaudit_fast.solve.milp import build_milp
+
+    reference = solve_highs(build_milp(c, budget))
+    assert reference.objective is not None
+    assert finished.value == pytest.approx(reference.objective, rel=1e-6)
+
+
+def _infeasible_store(c: Any, store: list[int], budget: float) -> bool:
+    groups = [int(c.group_of[i]) for i in store]
+    return len(set(groups)) < len(groups) or float(sum(float(c.cost[i]) for i in store)) > budget * (1 + 1e-12)
 
 
 def test_proved_by_branch_and_bound_and_no_handoff_when_proven() -> None:

@@ -133,7 +133,11 @@ void register_solver(py::module_& m) {
         .def_readonly("upper_bound", &SearchProgress::upper_bound)
         .def_readonly("gap", &SearchProgress::gap)
         .def_readonly("seconds", &SearchProgress::seconds)
-        .def_readonly("root_done", &SearchProgress::root_done);
+        .def_readonly("root_done", &SearchProgress::root_done)
+        .def_readonly("incumbent_store", &SearchProgress::incumbent_store,
+                      "Candidate indices of the incumbent store.")
+        .def_readonly("open_candidates", &SearchProgress::open_candidates,
+                      "Once the root is done, the candidate indices any better store must be made of (empty before).");
 
     m.def(
         "solve",

@@ -105,9 +105,9 @@ double BranchAndBound::bound_node(int max_iterations) {
 
     const bool root = at_root_;
     // Root effort grows with the package: on small ones a few more nodes cost less than
-    // hundreds of subgradient steps.
-    if (max_iterations <= 0)
-        max_iterations = std::min<int>(kAutoRootIterations, std::max<int>(kMinRootIterations, static_cast<int>(available_.size() / 4)));
+    // hundreds of subgradient steps. n / 4 steps from kRootRampCandidates on; below, a ramp
+    // in n^2 that meets it there (MEMAUDIT-Small, ~40 candidates, gets a handful).
+    if (max_iterations <= 0) max_iterations = automatic_root_iterations();
     double best = subgradient(capacity, max_iterations, root ? kRootTheta : kNodeTheta, root ? kRootPatience : kNodePatience);
     // At the root, alternate exact coordinate steps and short subgradient runs: each gets
     // the other out of the spots where it stalls.
@@ -122,6 +122,13 @@ double BranchAndBound::bound_node(int max_iterations) {
     }
     if (root && cuts_enabled_ && best > threshold()) best = std::min(best, cut_rounds(capacity, best));
     return best;
+}
+
+int BranchAndBound::automatic_root_iterations() const {
+    const auto n = static_cast<double>(available_.size());
+    const double ramp = static_cast<double>(kRootRampCandidates);
+    const double steps = n >= ramp ? n / 4.0 : n * n / (4.0 * ramp);
+    return static_cast<int>(std::clamp(steps, static_cast<double>(kMinRootIterations), static_cast<double>(kAutoRootIterations)));
 }
 
 double BranchAndBound::subgradient(double capacity, int max_iterations, double theta, int patience) {

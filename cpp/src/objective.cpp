@@ -7,7 +7,7 @@
 
 namespace memaudit {
 
-double Saturation::operator()(double value) const {
+double Saturation::curved(double value) const {
     switch (kind) {
     case SaturationKind::Cap1:
         return value < 1.0 ? value : 1.0;

@@ -9,17 +9,23 @@ namespace memaudit {
 
 namespace {
 
-struct Row {
-    std::vector<std::pair<std::int32_t, double>> entries; // (source unit, clipped amount), sorted
-    double singleton_value = 0.0;
+// The source rows, flat: row u is entries[ptr[u], ptr[u + 1]) as (source unit, clipped
+// amount), sorted by unit.
+struct Rows {
+    std::vector<std::pair<std::int32_t, double>> entries;
+    std::vector<std::size_t> ptr;
+    std::vector<double> singleton_value;
+    bool empty(std::size_t u) const { return ptr[u] == ptr[u + 1]; }
 };
 
-// Does row v cover row u coordinate-wise (a[u,r] <= a[v,r] for every r)? Both sorted by unit.
-bool covers(const Row& v, const Row& u) {
-    std::size_t j = 0;
-    for (const auto& [r, a] : u.entries) {
-        while (j < v.entries.size() && v.entries[j].first < r) ++j;
-        if (j == v.entries.size() || v.entries[j].first != r || v.entries[j].second < a) return false;
+// Does row v cover row u coordinate-wise (a[u,r] <= a[v,r] for every r)?
+bool covers(const Rows& rows, std::size_t v, std::size_t u) {
+    std::size_t j = rows.ptr[v];
+    const std::size_t j_end = rows.ptr[v + 1];
+    for (std::size_t k = rows.ptr[u]; k < rows.ptr[u + 1]; ++k) {
+        const auto [r, a] = rows.entries[k];
+        while (j < j_end && rows.entries[j].first < r) ++j;
+        if (j == j_end || rows.entries[j].first != r || rows.entries[j].second < a) return false;
     }
     return true;
 }
@@ -53,30 +59,36 @@ ReducedProblem reduce(const Problem& p) {
     }
 
     // Rows: keep useful entries, merge duplicates, clip to the cap.
-    std::vector<Row> rows(n);
+    Rows rows;
+    rows.entries.reserve(static_cast<std::size_t>(p.indptr[p.num_candidates]));
+    rows.ptr.assign(n + 1, 0);
+    rows.singleton_value.assign(n, 0.0);
     for (std::size_t u = 0; u < n; ++u) {
-        auto& e = rows[u].entries;
+        const std::size_t begin = rows.entries.size();
         for (std::int64_t k = p.indptr[u]; k < p.indptr[u + 1]; ++k)
-            if (useful[p.indices[k]] && p.values[k] > 0.0) e.emplace_back(p.indices[k], p.values[k]);
-        std::sort(e.begin(), e.end());
-        std::size_t out = 0;
-        for (std::size_t k = 0; k < e.size(); ++k) {
-            if (out > 0 && e[out - 1].first == e[k].first)
-                e[out - 1].second += e[k].second;
+            if (useful[p.indices[k]] && p.values[k] > 0.0) rows.entries.emplace_back(p.indices[k], p.values[k]);
+        const auto first = rows.entries.begin() + static_cast<std::ptrdiff_t>(begin);
+        if (!std::is_sorted(first, rows.entries.end())) std::sort(first, rows.entries.end());
+        std::size_t out = begin;
+        for (std::size_t k = begin; k < rows.entries.size(); ++k) {
+            if (out > begin && rows.entries[out - 1].first == rows.entries[k].first)
+                rows.entries[out - 1].second += rows.entries[k].second;
             else
-                e[out++] = e[k];
+                rows.entries[out++] = rows.entries[k];
         }
-        e.resize(out);
-        for (auto& [r, a] : e) {
+        rows.entries.resize(out);
+        for (std::size_t k = begin; k < out; ++k) {
+            auto& [r, a] = rows.entries[k];
             a = std::min(a, unit_cap[r]);
-            rows[u].singleton_value += p.unit_value(r, a);
+            rows.singleton_value[u] += p.unit_value(r, a);
         }
+        rows.ptr[u + 1] = out;
     }
 
     // Group members of the source, then the worthless and dominated filters.
     std::vector<std::vector<std::int32_t>> members(static_cast<std::size_t>(p.num_groups));
     for (std::size_t u = 0; u < n; ++u) {
-        if (rows[u].entries.empty() || !(rows[u].singleton_value > 0.0)) {
+        if (rows.empty(u) || !(rows.singleton_value[u] > 0.0)) {
             ++rp.dropped_worthless;
             continue;
         }
@@ -88,8 +100,8 @@ ReducedProblem reduce(const Problem& p) {
         // dominating sibling is always examined before the candidates it dominates.
         std::sort(group.begin(), group.end(), [&](std::int32_t a, std::int32_t b) {
             if (p.cost[a] != p.cost[b]) return p.cost[a] < p.cost[b];
-            if (rows[a].singleton_value != rows[b].singleton_value)
-                return rows[a].singleton_value > rows[b].singleton_value;
+            if (rows.singleton_value[a] != rows.singleton_value[b])
+                return rows.singleton_value[a] > rows.singleton_value[b];
             return a < b;
         });
         std::vector<std::int32_t> survivors;
@@ -97,7 +109,7 @@ ReducedProblem reduce(const Problem& p) {
             bool dominated = false;
             if (survivors.size() <= kMaxDominanceSurvivors) {
                 for (auto v : survivors) {
-                    if (p.cost[v] <= p.cost[u] && covers(rows[v], rows[u])) {
+                    if (p.cost[v] <= p.cost[u] && covers(rows, static_cast<std::size_t>(v), static_cast<std::size_t>(u))) {
                         dominated = true;
                         break;
                     }
@@ -123,7 +135,8 @@ ReducedProblem reduce(const Problem& p) {
         rp.cost.push_back(p.cost[u]);
         rp.group_of.push_back(group_map[g]);
         rp.original.push_back(static_cast<std::int32_t>(u));
-        for (const auto& [r, a] : rows[u].entries) {
+        for (std::size_t k = rows.ptr[u]; k < rows.ptr[u + 1]; ++k) {
+            const auto [r, a] = rows.entries[k];
             if (unit_map[r] < 0) {
                 unit_map[r] = rp.num_units++;
                 rp.weight.push_back(p.weight[r]);
@@ -139,9 +152,11 @@ ReducedProblem reduce(const Problem& p) {
     rp.num_candidates = static_cast<std::int32_t>(rp.cost.size());
 
     // Units were numbered in order of first use, so rows may no longer be sorted by unit.
+    std::vector<std::pair<std::int32_t, double>> tmp;
     for (std::int32_t u = 0; u < rp.num_candidates; ++u) {
         const auto b = rp.indptr[u], e = rp.indptr[u + 1];
-        std::vector<std::pair<std::int32_t, double>> tmp;
+        if (std::is_sorted(rp.indices.begin() + b, rp.indices.begin() + e)) continue;
+        tmp.clear();
         for (auto k = b; k < e; ++k) tmp.emplace_back(rp.indices[k], rp.values[k]);
         std::sort(tmp.begin(), tmp.end());
         for (auto k = b; k < e; ++k) {
@@ -249,6 +264,9 @@ double objective_granularity(const ReducedProblem& p) {
             }
         }
     }
+    // Data repeats its weights and amounts: each distinct generator is converted once.
+    std::sort(generators.begin(), generators.end());
+    generators.erase(std::unique(generators.begin(), generators.end()), generators.end());
     // Each generator as an exact fraction, a common denominator, then the gcd of the
     // scaled numerators (128-bit products, bailing out rather than overflowing).
     std::vector<std::pair<std::int64_t, std::int64_t>> fractions;

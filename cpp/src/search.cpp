@@ -82,6 +82,8 @@ void BranchAndBound::report_progress(bool force) {
                    : (line.upper_bound > 0.0 ? 1.0 : 0.0);
     line.seconds = std::chrono::duration<double>(now - started_).count();
     line.root_done = root_done_;
+    line.incumbent_store = incumbent_;
+    if (root_done_) line.open_candidates = open_at_root_;
     if (limits_.progress(line)) stop_requested_ = true;
 }
 
@@ -323,7 +325,8 @@ SearchOutcome BranchAndBound::run() {
             const std::size_t fixed_now = fix_by_reduced_cost();
             if (fixed_now == 0 || round + 1 >= fixing_rounds) break;
             // The multipliers are warm now: a short run re-tightens the smaller problem.
-            ub = std::min(ub, bound_node(iterations > 0 ? std::min(iterations, kRefixIterations) : kRefixIterations));
+            const int steps = iterations > 0 ? iterations : automatic_root_iterations();
+            ub = std::min(ub, bound_node(std::min(steps, kRefixIterations)));
         }
         branch(ub);
     };
@@ -364,11 +367,11 @@ SearchOutcome BranchAndBound::run() {
         at_root_ = false;
     }
     root_done_ = true;
-    std::vector<std::int32_t> open_at_root;
+    open_at_root_.clear();
     if (!levels_.empty()) {
-        open_at_root.reserve(available_.size());
-        for (std::size_t i = 0; i < available_.size(); ++i) open_at_root.push_back(available_.at(i));
-        std::sort(open_at_root.begin(), open_at_root.end());
+        open_at_root_.reserve(available_.size());
+        for (std::size_t i = 0; i < available_.size(); ++i) open_at_root_.push_back(available_.at(i));
+        std::sort(open_at_root_.begin(), open_at_root_.end());
     }
     report_progress(false);
     while (!levels_.empty()) {
@@ -402,7 +405,7 @@ SearchOutcome BranchAndBound::run() {
 
     lambda_ = root_lambda;
     SearchOutcome out;
-    out.open_candidates = std::move(open_at_root);
+    out.open_candidates = std::move(open_at_root_);
     out.nodes = nodes_;
     out.store = incumbent_;
     std::sort(out.store.begin(), out.store.end());

@@ -41,7 +41,8 @@ constexpr double kMaxChoiceEntries = 8e6;
 // towards the incumbent LB, theta halved after `patience` iterations without progress.
 constexpr double kRootTheta = 2.0;
 constexpr int kRootPatience = 15;
-constexpr int kMinRootIterations = 40;
+constexpr int kMinRootIterations = 3;
+constexpr std::size_t kRootRampCandidates = 160;
 constexpr int kAutoRootIterations = 300;
 constexpr double kNodeTheta = 1.0;
 constexpr int kNodePatience = 2;

@@ -98,7 +98,17 @@ std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector
         limits.node_iterations = options.node_iterations;
         limits.cut_rounds = options.cut_rounds;
         limits.cut_min_candidates = options.cut_min_candidates;
-        limits.progress = options.progress;
+        if (options.progress) {
+            // The log speaks of the caller's candidates, not of the reduced problem's.
+            limits.progress = [&options, &reduced](const SearchProgress& line) {
+                SearchProgress out = line;
+                for (auto& u : out.incumbent_store) u = reduced.original[u];
+                for (auto& u : out.open_candidates) u = reduced.original[u];
+                std::sort(out.incumbent_store.begin(), out.incumbent_store.end());
+                std::sort(out.open_candidates.begin(), out.open_candidates.end());
+                return options.progress(out);
+            };
+        }
         limits.progress_interval = options.progress_interval;
 
         WarmStart warm(reduced, budget_limit(budget));

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <queue>
 #include <utility>
 
 namespace memaudit {
@@ -80,25 +79,27 @@ Store WarmStart::lazy_greedy(bool by_density) {
     // Max-heap on (key, -index): stale keys are upper bounds because gains only shrink.
     using Entry = std::pair<double, std::int32_t>;
     auto cmp = [](const Entry& a, const Entry& b) { return a.first < b.first || (a.first == b.first && a.second > b.second); };
-    std::priority_queue<Entry, std::vector<Entry>, decltype(cmp)> heap(cmp);
+    heap_.clear();
     for (std::int32_t u = 0; u < p_.num_candidates; ++u) {
         if (group_used_[p_.group_of[u]] || cost_ + p_.cost[u] > limit_) continue;
         const double g = gain(u);
-        if (g > kMinGain) heap.emplace(by_density ? density(g, p_.cost[u]) : g, u);
+        if (g > kMinGain) heap_.emplace_back(by_density ? density(g, p_.cost[u]) : g, u);
     }
-    while (!heap.empty()) {
-        const auto [key, u] = heap.top();
-        heap.pop();
+    std::make_heap(heap_.begin(), heap_.end(), cmp);
+    while (!heap_.empty()) {
+        std::pop_heap(heap_.begin(), heap_.end(), cmp);
+        const auto u = heap_.back().second;
+        heap_.pop_back();
         // Budget left only shrinks and a used group stays used: such candidates are done.
         if (group_used_[p_.group_of[u]] || cost_ + p_.cost[u] > limit_) continue;
         const double g = gain(u);
         if (g <= kMinGain) continue;
         const double fresh = by_density ? density(g, p_.cost[u]) : g;
-        if (!heap.empty() && fresh < heap.top().first) {
-            heap.emplace(fresh, u);
+        if (!heap_.empty() && fresh < heap_.front().first) {
+            heap_.emplace_back(fresh, u);
+            std::push_heap(heap_.begin(), heap_.end(), cmp);
             continue;
         }
-        (void)key;
         add(u);
     }
     return snapshot();
@@ -214,7 +215,10 @@ Store WarmStart::improve(Store start, std::int64_t work_limit) {
 }
 
 Store WarmStart::best(const Store& seed) {
-    std::vector<Store> pool{greedy_by_density(), greedy_by_gain(), value_thresholds(32), seed};
+    // Each threshold is one pass over the package, like one subgradient step of the root:
+    // small packages, whose roots take a few steps, get fewer thresholds.
+    const auto thresholds = std::clamp<std::size_t>(static_cast<std::size_t>(p_.num_candidates) / 6, 8, 32);
+    std::vector<Store> pool{greedy_by_density(), greedy_by_gain(), value_thresholds(thresholds), seed};
     std::sort(pool.begin(), pool.end(), [](const Store& a, const Store& b) { return a.value > b.value; });
     return pool[0];
 }

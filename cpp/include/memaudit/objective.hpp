@@ -28,7 +28,13 @@ struct Saturation {
     std::vector<double> z;
     std::vector<double> h;
 
-    double operator()(double value) const;
+    // The common kinds inline: the search evaluates h in its innermost loops.
+    double operator()(double value) const {
+        if (kind == SaturationKind::Cap1) return value < 1.0 ? value : 1.0;
+        if (kind == SaturationKind::Linear) return value;
+        return curved(value);
+    }
+    double curved(double value) const; // log1p and pwl
     // Smallest z beyond which h stops growing (+inf when it never does). Coverage above it
     // is worthless, which lets bounds clip it.
     double cap() const;

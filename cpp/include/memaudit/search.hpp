@@ -183,6 +183,7 @@ class BranchAndBound {
     double current_upper_bound() const;
     void report_progress(bool force);
     double threshold() const;
+    int automatic_root_iterations() const;
     void update_incumbent();
     void set_incumbent(const std::vector<std::int32_t>& store, double value);
     void polish_incumbent();
@@ -230,6 +231,7 @@ class BranchAndBound {
     Clock::time_point started_;
     Clock::time_point next_progress_;
     bool root_done_ = false;
+    std::vector<std::int32_t> open_at_root_; // available candidates once the root is done, sorted
     bool stop_requested_ = false; // by the progress callback
     SolveStatus status_ = SolveStatus::Optimal;
     bool stopped_ = false;

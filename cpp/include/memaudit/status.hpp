@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace memaudit {
 
@@ -27,6 +28,10 @@ struct SearchProgress {
     double gap = 0.0;
     double seconds = 0.0; // since the start of this budget's search
     bool root_done = false;
+    // Candidate indices: the incumbent store, and, once the root is done, the candidates any
+    // better store must be made of (what a hand-off may give another solver; empty before).
+    std::vector<std::int32_t> incumbent_store;
+    std::vector<std::int32_t> open_candidates;
 };
 
 } // namespace memaudit

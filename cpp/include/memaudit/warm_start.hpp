@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "memaudit/reduction.hpp"
@@ -64,6 +65,7 @@ class WarmStart {
     std::vector<double> z_;
     std::vector<char> group_used_;
     std::vector<std::int32_t> store_;
+    std::vector<std::pair<double, std::int32_t>> heap_; // lazy greedy's, kept between calls
     double value_ = 0.0;
     double cost_ = 0.0;
 };

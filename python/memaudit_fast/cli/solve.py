@@ -16,7 +16,7 @@ from ..model.estimates import with_group_capacity
 from ..model.package import Package
 from ..results.records import error_record
 from ..solve.certify import SOLVERS, certify_results
-from ..solve.exact import FINISHERS, SolveResult, format_progress, solve
+from ..solve.exact import DEFAULT_HANDOFF_AFTER, FINISHERS, SolveResult, format_progress, solve
 from .common import (
     add_subparser,
     failure_text,
@@ -65,11 +65,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--group-capacity", type=int, metavar="K", help="candidates a group may hold (overrides objective.group_capacity; default the package's, else 1)")
     p.add_argument("--write-model", metavar="DIR", help="with --certify: write each MILP to DIR as .mps and .lp")
     p.add_argument("--finish", choices=list(FINISHERS),
-                   help="hand a budget the branch-and-bound has not proven after --handoff-after "
-                        "seconds (and once its root is done) to this MILP solver, on the candidates the "
-                        "root left open (proved_by says which)")
-    p.add_argument("--handoff-after", type=float, default=1.0, metavar="S",
-                   help="seconds of branch-and-bound per budget before --finish takes over (default 1)")
+                   help="race this MILP solver against the branch-and-bound on a budget not proven after "
+                        "--handoff-after seconds, in a second thread, on the candidates the root left "
+                        "open once it is done; the first proof wins (proved_by says which)")
+    p.add_argument("--handoff-after", type=float, default=DEFAULT_HANDOFF_AFTER, metavar="S",
+                   help=f"seconds of branch-and-bound per budget before --finish starts (default {DEFAULT_HANDOFF_AFTER:g})")
     p.add_argument("--verbose", "-v", action="store_true",
                    help="solver log on stderr about once a second: nodes, incumbent, bound, gap, elapsed")
     p.add_argument("--json", action="store_true", help="print JSONL records instead of a table")

@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -66,8 +65,10 @@ SolveProgress = _core.SolveProgress
 #: Engines that may finish a proof the branch-and-bound leaves open (see ``solve(finish=)``).
 FINISHERS = ("highs",)
 
-#: Seconds of branch-and-bound per budget before an open proof is handed to ``finish``.
-DEFAULT_HANDOFF_AFTER = 1.0
+#: Seconds of branch-and-bound per budget before ``finish`` starts beside the search: early,
+#: since HiGHS proves many large-budget packages in a fraction of a second, and on the
+#: machine's other core, so that a search about to finish loses nothing to it.
+DEFAULT_HANDOFF_AFTER = 0.05
 
 
 def format_progress(line: Any) -> str:
@@ -108,8 +109,8 @@ class SolveResult:
         Search nodes and wall time of this budget (the first budget of a sweep also carries
         the shared preprocessing).
     proved_by
-        The engine that completed the proof: ``"branch_and_bound"``, or ``"highs"`` when the
-        branch-and-bound handed the open part of the problem to HiGHS (``solve(finish=)``);
+        The engine that completed the proof: ``"branch_and_bound"``, or ``"highs"`` when
+        HiGHS, racing the branch-and-bound (``solve(finish=)``), proved it first;
         None when the result is not proven.
     """
 
@@ -239,11 +240,12 @@ def solve(
         solve and propagates.
     finish
         ``"highs"``: a budget the branch-and-bound has not proven after ``handoff_after``
-        seconds is finished by HiGHS, started from the incumbent, on the candidates the root
-        left open (on all of them when the root is still running then); ``proved_by`` then
-        says ``"highs"``. The time limit, if any,
-        covers both. Packages with log1p saturation are never handed off (their MILP is an
-        approximation).
+        seconds starts HiGHS in a second thread, from the search's incumbent, on the
+        candidates the root left open (on all of them while the root is still running); the
+        search goes on beside it and the first proof wins. ``proved_by`` says which engine
+        proved it. The time limit, if any, covers both; at the limit the result keeps the
+        better store and the smaller bound of the two. Packages with log1p saturation are
+        never handed off (their MILP is an approximation).
 
     Raises
     ------
@@ -273,13 +275,12 @@ def solve(
     limit = None if time_limit is None or time_limit == math.inf else float(time_limit)
     progress: Callable[[Any], Any] | None = log
     interval = float(log_interval)
-    handed: dict[float, str] = {}  # budgets stopped for the hand-off -> "open" (after the root) or "race"
-    races: dict[float, _Race] = {}  # HiGHS on the whole MILP, racing a slow root
+    races: dict[float, _Race] = {}  # HiGHS beside the search, one budget at a time
     if finish is not None:
         if not (handoff_after >= 0):
             raise UsageError(f"handoff_after must be >= 0 seconds, got {handoff_after!r}")
-        progress, interval = _handoff_watch(log, float(log_interval), float(handoff_after), handed,
-                                            lambda b: _start_race(compiled, b, limit), races)
+        progress, interval = _handoff_watch(log, float(log_interval), float(handoff_after), races,
+                                            lambda b, line: _start_race(compiled, b, line, limit))
     raw = solve_core(compiled.problem, todo, limit, None if node_limit is None else int(node_limit), cancel,
                      progress, interval)
     ids = compiled.candidate_ids
@@ -304,27 +305,17 @@ def solve(
     ]
     if finish is not None:
         try:
+            for running in races.values():
+                running.stop.set()  # a race still running lost (or the caller's limit came first)
             for k, r in enumerate(raw):
-                b = float(r.budget)
-                # Only budgets the watch stopped are handed off: limits and interruptions are the caller's.
-                if b not in handed or r.status != "time_limit":
+                race = races.get(float(r.budget))
+                if race is None or r.status == "optimal":
                     continue
-                race = races.get(b)
-                if handed[b] == "race" and race is not None:
-                    race.thread.join()
-                    if isinstance(race.outcome, HandoffOutcome):
-                        results[k] = _merge(compiled, results[k], race.outcome, results[k].seconds)
-                    continue
-                if race is not None:
-                    # The root is done: its fixing makes a smaller MILP. highspy runs one solve
-                    # at a time per process (its running-solver lock is shared), so the race
-                    # ends before the hand-off starts.
-                    race.stop.set()
-                    race.thread.join()
-                left = None if limit is None else limit - float(r.seconds)
-                if left is not None and left <= 0.0:
-                    continue
-                results[k] = _finish(compiled, results[k], r, left)
+                race.thread.join()
+                # Stopped by a won race, or by the caller's limit: either way what HiGHS found
+                # and proved (a store, a bound) is as valid as the search's own.
+                if isinstance(race.outcome, HandoffOutcome):
+                    results[k] = _merge(compiled, results[k], race.outcome, results[k].seconds)
         finally:
             for race in races.values():
                 race.stop.set()
@@ -400,8 +391,8 @@ _hook_ctrl_c()
 
 @dataclass
 class _Race:
-    """HiGHS on the whole MILP in a thread of its own, racing a branch-and-bound whose root is
-    still running after ``handoff_after`` (the machine's other core does the work)."""
+    """HiGHS in a thread of its own (the machine's other core does the work), racing the
+    branch-and-bound on one budget: the first to prove wins."""
 
     stop: HighsStop
     thread: threading.Thread
@@ -411,15 +402,19 @@ class _Race:
         return not self.thread.is_alive() and isinstance(self.outcome, HandoffOutcome) and self.outcome.proven
 
 
-def _start_race(compiled: Any, budget: float, time_limit: float | None) -> _Race:
+def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | None) -> _Race:
+    """HiGHS from the search's incumbent: on the candidates the root left open once the root is
+    done (OPT is the incumbent's value or a store of those), else on the whole MILP."""
     from .handoff import finish_with_highs
 
     race = _Race(HighsStop(), threading.Thread())
+    incumbent = list(line.incumbent_store)
+    candidates = list(line.open_candidates) if line.root_done else range(compiled.num_candidates)
+    left = None if time_limit is None else max(0.0, time_limit - float(line.seconds))
 
     def run() -> None:
         try:
-            race.outcome = finish_with_highs(compiled, budget, range(compiled.num_candidates), [],
-                                             time_limit=time_limit, stop=race.stop)
+            race.outcome = finish_with_highs(compiled, budget, candidates, incumbent, time_limit=left, stop=race.stop)
         except Exception as exc:  # noqa: BLE001 - the branch-and-bound goes on without it
             race.outcome = exc
 
@@ -429,50 +424,37 @@ def _start_race(compiled: Any, budget: float, time_limit: float | None) -> _Race
 
 
 def _handoff_watch(
-    log: Callable[[Any], None] | None, log_interval: float, handoff_after: float, handed: dict[float, str],
-    start_race: Callable[[float], _Race], races: dict[float, _Race],
+    log: Callable[[Any], None] | None, log_interval: float, handoff_after: float, races: dict[float, _Race],
+    start_race: Callable[[float, Any], _Race],
 ) -> tuple[Callable[[Any], bool], float]:
     """The progress callback of a solve with ``finish``; passes lines to the caller's ``log`` at
-    its pace. After ``handoff_after`` seconds a budget whose root is done is stopped and hands
-    HiGHS the candidates its root left open. One whose root is still running (large packages,
-    where the root's cut rounds and core searches can take longer than HiGHS on the whole
-    MILP) starts HiGHS on the whole MILP beside the search; the first to prove wins, and a root
-    that finishes first still hands off its smaller problem."""
+    its pace. A budget not proven after ``handoff_after`` seconds starts HiGHS beside the search
+    (see :func:`_start_race`); when HiGHS proves first, the search of that budget stops. The
+    race of a budget the search moved past is stopped: highspy runs one solve per process at a
+    time."""
     logged = [-math.inf]  # seconds of the last line passed on, within the current budget
+    current: list[float | None] = [None]
 
     def watch(line: Any) -> bool:
-        if line.seconds < logged[0]:  # a new budget started
+        budget = float(line.budget)
+        if budget != current[0] or line.seconds < logged[0]:  # a new budget started
             logged[0] = -math.inf
+            current[0] = budget
+            for other, earlier in races.items():
+                if other != budget:
+                    earlier.stop.set()
         if log is not None and line.seconds - logged[0] >= log_interval * 0.999:
             logged[0] = line.seconds
             log(line)
         if line.seconds < handoff_after:
             return False
-        budget = float(line.budget)
-        if line.root_done:
-            handed[budget] = "open"
-            return True
         race = races.get(budget)
         if race is None:
-            races[budget] = start_race(budget)
-        elif race.proven():
-            handed[budget] = "race"
-            return True
-        return False
+            races[budget] = start_race(budget, line)
+            return False
+        return race.proven()
 
     return watch, min(log_interval, 0.1)
-
-
-def _finish(compiled: Any, result: SolveResult, raw: Any, time_limit: float | None) -> SolveResult:
-    """The hand-off of one unproven budget to HiGHS (see solve/handoff.py)."""
-    from .handoff import finish_with_highs
-
-    start = time.perf_counter()
-    out = finish_with_highs(compiled, result.budget, list(raw.open_candidates), list(raw.selected),
-                            time_limit=time_limit)
-    if out is None:
-        return result
-    return _merge(compiled, result, out, result.seconds + time.perf_counter() - start)
 
 
 def _merge(compiled: Any, result: SolveResult, out: HandoffOutcome, seconds: float) -> SolveResult:
