@@ -160,19 +160,26 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
     exp_ids = [c.experience_id for c in cands]
     if exps and not exp_index.keys() >= set(exp_ids) - {None}:
         return None
-    groups = [
-        (e if e is not None else OWN_GROUP + c.candidate_id) if c.group is _UNSET else c.group
-        for c, e in zip(cands, exp_ids)
-    ]
+    groups = [c.group for c in cands]
+    if _UNSET in groups:  # a candidate without a group is in its experience's, else in its own
+        groups = [(e if e is not None else OWN_GROUP + c.candidate_id) if c.group is _UNSET else c.group
+                  for c, e in zip(cands, exp_ids)]
     # Groups numbered in order of first appearance, for the compiled arrays.
     group_index = {key: g for g, key in enumerate(dict.fromkeys(groups))}
-    times = [
-        float(c.timestamp) if c.timestamp is not _UNSET
-        else exp_time[e] if e in exp_time
-        else float(exp_index[e]) if e in exp_index
-        else float(i)
-        for i, (c, e) in enumerate(zip(cands, exp_ids))
-    ]
+    times: list[float] | None = None
+    if all([c.timestamp is _UNSET for c in cands]):  # the common case: each one's time is its experience's
+        try:
+            times = list(map(exp_time.__getitem__, exp_ids))
+        except KeyError:  # no experience, or one without a timestamp
+            times = None
+    if times is None:
+        times = [
+            float(c.timestamp) if c.timestamp is not _UNSET
+            else exp_time[e] if e in exp_time
+            else float(exp_index[e]) if e in exp_index
+            else float(i)
+            for i, (c, e) in enumerate(zip(cands, exp_ids))
+        ]
     costs = [float(c.cost) for c in cands]
     if nonzeros > limits.max_nonzeros or not math.isfinite(sum(costs)):
         return None
