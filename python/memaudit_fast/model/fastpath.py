@@ -167,7 +167,7 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
     # Groups numbered in order of first appearance, for the compiled arrays.
     group_index = {key: g for g, key in enumerate(dict.fromkeys(groups))}
     times: list[float] | None = None
-    if all([c.timestamp is _UNSET for c in cands]):  # the common case: each one's time is its experience's
+    if [c.timestamp for c in cands].count(_UNSET) == len(cands):  # each one's time is its experience's
         try:
             times = list(map(exp_time.__getitem__, exp_ids))
         except KeyError:  # no experience, or one without a timestamp
