@@ -54,7 +54,7 @@ def add_parser(subparsers: Any) -> None:
                    help="with --backend ray: address of a running Ray cluster, e.g. ray://head:10001 "
                         "or auto (default: start a local Ray for this run)")
     p.add_argument("--chunk-size", type=int,
-                   help="packages per task (default 16 for local, 256 for ray)")
+                   help="packages per task (default 32 for local, 256 for ray)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--resume", action="store_true", help="continue an existing --out file")
     mode.add_argument("--force", action="store_true", help="replace an existing --out (and --parquet) file")

@@ -45,6 +45,7 @@ Guarantees
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import signal
 import threading
@@ -56,10 +57,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MemauditError, UsageError
+from ..model.compiled import check_budgets, compile_validated
 from ..model.estimates import with_group_capacity
 from ..model.sets import RawMember, iter_raw_members, parse_member
 from ..progress import Progress
-from ..results.records import RESULT_FORMAT, encode_records, error_record
+from ..results.records import (
+    RESULT_FORMAT,
+    encode_records,
+    encode_records_with,
+    error_record,
+    solved_record,
+)
 from .batch_resume import (
     BatchOptions,
     Output,
@@ -85,8 +93,9 @@ __all__ = [
 BACKENDS = ("local", "threads", "serial", "ray")
 DIGEST_CHARS = 32  # BLAKE2b-128: as strong as needed to key content, twice as fast as SHA-256 here
 # Packages per task: small enough that Ctrl-C loses little, large enough that a task's
-# overhead (pickling, a Ray task's scheduling) is paid rarely.
-DEFAULT_CHUNK = {"local": 16, "threads": 4, "serial": 1, "ray": 256}
+# overhead (pickling, a Ray task's scheduling) is paid rarely (local: 32 halves the parent's CPU
+# time per package against 8; a chunk stopped by Ctrl-C hands in what it finished).
+DEFAULT_CHUNK = {"local": 32, "threads": 4, "serial": 1, "ray": 256}
 MAX_LISTED_FAILURES = 100
 # After Ctrl-C, how long running chunks get to hand in what they finished (the solver polls
 # every 0.1 s) before the workers are stopped.
@@ -132,21 +141,25 @@ def member_digest(member: RawMember) -> str:
     elif kind == "path":
         h.update(b"path\0")
         try:
-            _digest_path(Path(payload), h)
+            _digest_path(Path(str(payload)), h)
         except OSError as exc:
             h.update(f"unreadable\0{label}\0{exc}".encode("utf-8", "surrogateescape"))
     else:
         # A member that could not be read: keyed by where it is and why, so that an
         # unchanged failure is not retried, and a fixed one is.
-        h.update(f"{kind}\0{label}\0{payload}".encode("utf-8", "surrogateescape"))
+        detail = payload if isinstance(payload, str) else payload.decode("utf-8", "surrogateescape")
+        h.update(f"{kind}\0{label}\0{detail}".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
 # The work of one package (runs in a worker) ---------------------------------------------------
-# A task is (raw member, its digest, budget keys already written); its outcome is (encoded
-# records, how many, the failure messages, whether the work was interrupted before the end).
-Task = tuple[RawMember, str, frozenset[float]]
-Outcome = tuple[bytes, int, list[str], bool]
+# A task is (raw member, its digest or None, budget keys already written); its outcome is
+# (encoded records, how many, the failure messages, whether the work was interrupted before
+# the end, the member's digest). A task without a digest has its digest made by the worker:
+# a run with nothing to skip leaves the hashing to the workers, and drops a duplicate when
+# its outcome comes back.
+Task = tuple[RawMember, "str | None", frozenset[float]]
+Outcome = tuple[bytes, int, list[str], bool, str]
 
 
 def budget_plan(package: Any, options: BatchOptions) -> list[tuple[float, float, float | None]]:
@@ -168,6 +181,8 @@ def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions, c
     Returns no records when a solve was interrupted (``cancel`` or Ctrl-C): the caller must
     not record an unfinished package.
     """
+    if compiled.group_capacity == 1 and options.certify == "none":
+        return _lean_records(compiled, budgets, options, cancel)
     from ..solve.exact import solve
 
     results = solve(compiled, budgets=budgets, time_limit=options.time_limit, node_limit=options.node_limit,
@@ -190,6 +205,32 @@ def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions, c
     return records
 
 
+def _lean_records(compiled: Any, budgets: list[float], options: BatchOptions, cancel: Any) -> list[dict[str, Any]]:
+    """:func:`score_compiled` without certificates for one candidate per group: records
+    straight from the core's results (the records ``solve()`` would give, see
+    :func:`~..results.records.solved_record`), with the writers' scores when asked for."""
+    from ..solve.exact import solve_core
+
+    node_limit, time_limit = options.node_limit, options.time_limit
+    if not (all(map(math.isfinite, budgets)) and min(budgets) >= 0):  # plain floats here, checked on the way
+        budgets = check_budgets(budgets)  # raises the message of solve()
+    raw = solve_core(compiled.problem, budgets,
+                     None if time_limit is None or time_limit == math.inf else float(time_limit),
+                     None if node_limit is None else int(node_limit), cancel)
+    records = []
+    for r in raw:
+        if r.status == "interrupted":
+            return []
+        record = solved_record(compiled, r)
+        if options.writers:
+            from ..evaluate.baselines import writer_scores
+
+            record["writers"] = writer_scores(compiled, float(r.budget), options.writers, opt=float(r.value),
+                                              estimator=_estimator(options.estimator))
+        records.append(record)
+    return records
+
+
 def _estimator(spec: str | None) -> Any:
     """The estimator of a batch, loaded once per process."""
     if spec is None:
@@ -206,24 +247,23 @@ _ESTIMATORS: dict[str, Any] = {}
 
 def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outcome:
     """The encoded records of one member. A bad package yields an error record, never raises."""
-    from ..model.compiled import compile_package
-
-    member, digest, skip = task
+    member, given, skip = task
+    digest = member_digest(member) if given is None else given
     source = member[0]
     package_id: str | None = None
     tag = {"member_digest": digest, "options_digest": options.digest}
     try:
         if cancel is not None and cancel.cancelled:
-            return b"", 0, [], True
+            return b"", 0, [], True, digest
         package = with_group_capacity(parse_member(member), options.group_capacity)
         package_id = package.package_id
         todo = [step for step in budget_plan(package, options) if step[0] not in skip]
         if not todo:
-            return b"", 0, [], False
-        compiled = compile_package(package)
+            return b"", 0, [], False, digest
+        compiled = compile_validated(package)  # this worker's own, just validated
         records = score_compiled(compiled, [budget for _, budget, _ in todo], options, cancel)
         if not records:
-            return b"", 0, [], True
+            return b"", 0, [], True, digest
         extra: dict[str, Any] = {
             "source": source,
             "size": {"candidates": compiled.num_candidates, "groups": len(compiled.group_ids),
@@ -236,8 +276,7 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
         for record, (_, _, frac) in zip(records, todo):
             if frac is not None:
                 record["budget_frac"] = frac
-            record.update(extra)
-        return encode_records(records), len(records), [], False
+        return encode_records_with(records, extra), len(records), [], False, digest
     except MemauditError as exc:
         message = str(exc)
     except Exception as exc:  # noqa: BLE001 - an internal failure must not end the batch
@@ -246,7 +285,7 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
     record.update(tag)
     # A PackageError already opens with its source: never say the label twice.
     line = message if message.startswith(f"{source}:") else f"{source}: {message}"
-    return encode_records([record]), 1, [line], False
+    return encode_records([record]), 1, [line], False, digest
 
 
 def _score_chunk(chunk: list[Task], options: BatchOptions, cancel: Any = None) -> list[Outcome]:
@@ -369,6 +408,9 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
     planned = options.planned_keys()
     # The file's first record states the options (a resumed file has them already).
     first_write = [not done.keys and not done.errored]
+    # With nothing to skip, the workers hash the members (the parent's time is what limits
+    # several workers) and a duplicate is dropped when its outcome comes back, in input order.
+    deferred = first_write[0]
 
     def tick(failed: int = 0) -> None:
         if progress is None:
@@ -378,6 +420,10 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
         progress.update(1, failed=failed)
 
     def pending() -> Iterator[Task]:
+        if deferred:
+            for member in iter_raw_members(input_paths):
+                yield member, None, frozenset()
+            return
         for member in iter_raw_members(input_paths):
             digest = member_digest(member)
             if digest in seen:
@@ -395,9 +441,15 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
             yield member, digest, frozenset(keys or ())
 
     def write(outcomes: list[Outcome]) -> None:
-        for data, count, errors, interrupted in outcomes:
+        for data, count, errors, interrupted, digest in outcomes:
             if interrupted:
                 raise _Stop
+            if deferred:
+                if digest in seen:
+                    summary.duplicates += 1
+                    tick()
+                    continue
+                seen.add(digest)
             if not data:
                 summary.skipped += 1
                 tick()

@@ -83,9 +83,81 @@ def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | 
     """
     if isinstance(package, CompiledPackage):
         return package
-    pkg = as_package(package)
+    return _compiled(as_package(package), None)
+
+
+def compile_validated(package: Package) -> CompiledPackage:
+    """:func:`compile_package` of a package the caller validated just now and handed to no
+    one (a batch worker's): the arrays and ids the fast validator built are the data's, so
+    they are not compared with it, nor derived from it, again."""
+    if package.arrays is None:
+        return _compiled(package, None)
     try:
-        compiled = _compile(pkg)
+        return _compile_fresh(package)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # never expected
+        raise _edited(package, exc) from None
+
+
+def _read_only(values: list[Any], dtype: Any) -> np.ndarray:
+    array = np.array(values, dtype=dtype)
+    array.flags.writeable = False  # views taken from it are read-only too
+    return array
+
+
+def _compile_fresh(pkg: Package) -> CompiledPackage:
+    """The arrays of a package the fast validator has just built, in three numpy calls: every
+    float in one array, every int32 in another, the row offsets, handed out as views."""
+    costs, indptr_list, idx, vals, _, _, (candidate_ids, representations, group_ids, group_of_list,
+                                          unit_ids) = pkg.arrays
+    n, m, nnz = len(costs), len(unit_ids), len(vals)
+    unit_sats = pkg.unit_saturations
+    first = unit_sats[0]
+    if all(spec is first for spec in unit_sats):  # the common case: one h
+        sats = [first]
+        saturation_of: list[int] = [0] * m
+    else:
+        sats = list(dict.fromkeys(unit_sats))
+        sat_index = {spec: k for k, spec in enumerate(sats)}
+        saturation_of = [sat_index[spec] for spec in unit_sats]
+    floats = _read_only([*costs, *pkg.unit_weights, *vals, *pkg.candidate_times], np.float64)
+    ints = _read_only([*group_of_list, *idx, *saturation_of], np.int32)
+    indptr = _read_only(indptr_list, np.int64)
+    cost, weight, values, times = floats[:n], floats[n:n + m], floats[n + m:n + m + nnz], floats[n + m + nnz:]
+    group_of, indices, sat_of = ints[:n], ints[n:n + nnz], ints[n + nnz:]
+    points = [_points(s) for s in sats]
+    problem = _core.Problem(
+        cost, group_of, len(group_ids), weight, indptr, indices, values, sat_of,
+        [_core.SaturationKind.__members__[s.name] for s in sats], [p[0] for p in points], [p[1] for p in points],
+    )
+    data = pkg.data
+    names = {s.name for s in sats}
+    return CompiledPackage(
+        package=pkg,
+        problem=problem,
+        package_id=str(data["package_id"]),
+        candidate_ids=candidate_ids,
+        group_ids=group_ids,
+        unit_ids=unit_ids,
+        cost=cost,
+        group_of=group_of,
+        weight=weight,
+        indptr=indptr,
+        indices=indices,
+        values=values,
+        times=times,
+        representations=representations,
+        saturations=sats,
+        saturation_of=sat_of,
+        budgets=pkg.budgets,
+        weights_rule=pkg.weights_rule,
+        saturation_name=names.pop() if len(names) == 1 else "mixed",
+        group_capacity=group_capacity_of(data),
+    )
+
+
+def _compiled(pkg: Package, checked: bool | None) -> CompiledPackage:
+    try:
+        compiled = _compile(pkg, checked)
     except PackageError:
         raise
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
@@ -93,6 +165,8 @@ def compile_package(package: Package | CompiledPackage | dict[str, Any] | str | 
     for array in (compiled.cost, compiled.group_of, compiled.weight, compiled.indptr, compiled.indices,
                   compiled.values, compiled.times, compiled.saturation_of):
         array.flags.writeable = False  # the core holds its own copy: writing here would change nothing
+    if compiled.cost.base is not None:
+        compiled.cost.base.flags.writeable = False  # the array the float views share
     return compiled
 
 
@@ -112,7 +186,7 @@ def _arrays_still_hold(pkg: Package) -> bool:
     coverage since): a few C-level list comparisons, far cheaper than building them again."""
     if pkg.arrays is None:
         return False
-    costs, _, _, _, raw_keys, raw_values = pkg.arrays
+    costs, raw_keys, raw_values = pkg.arrays[0], pkg.arrays[4], pkg.arrays[5]
     candidates = pkg.candidates
     try:
         covs = [c["coverage"] for c in candidates]
@@ -124,7 +198,23 @@ def _arrays_still_hold(pkg: Package) -> bool:
         return False
 
 
-def _compile(pkg: Package) -> CompiledPackage:
+def _points(spec: SaturationSpec) -> tuple[np.ndarray, np.ndarray]:
+    """The PWL points of a saturation as arrays (shared: specs are immutable, the core copies)."""
+    arrays = _POINTS.get(spec)
+    if arrays is None:
+        xs = np.array([p[0] for p in spec.points], dtype=np.float64)
+        ys = np.array([p[1] for p in spec.points], dtype=np.float64)
+        xs.flags.writeable = ys.flags.writeable = False
+        arrays = (xs, ys)
+        if len(_POINTS) < 1024:  # the named ones and a few PWL ones; never unbounded
+            _POINTS[spec] = arrays
+    return arrays
+
+
+_POINTS: dict[SaturationSpec, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _compile(pkg: Package, checked: bool | None = None) -> CompiledPackage:
     if (len(pkg.candidate_groups) != len(pkg.candidates) or len(pkg.candidate_times) != len(pkg.candidates)
             or len(pkg.unit_weights) != len(pkg.units) or len(pkg.unit_saturations) != len(pkg.units)):
         raise ValueError("candidates or units were added or removed")
@@ -136,7 +226,8 @@ def _compile(pkg: Package) -> CompiledPackage:
     group_ids = [key.removeprefix(OWN_GROUP) if key.startswith(OWN_GROUP) else key for key in group_index]
     group_of = np.array([group_index[key] for key in pkg.candidate_groups], dtype=np.int32)
 
-    checked = _arrays_still_hold(pkg)
+    if checked is None:
+        checked = _arrays_still_hold(pkg)
     if checked:  # built by the fast validator in the same pass, from the data as it still is
         cost_list, indptr_list, idx, vals = pkg.arrays[:4]
         indptr = np.array(indptr_list, dtype=np.int64)
@@ -162,10 +253,13 @@ def _compile(pkg: Package) -> CompiledPackage:
         sat_index = {spec: k for k, spec in enumerate(sats)}
         saturation_of = np.array([sat_index[spec] for spec in unit_sats], dtype=np.int32)
 
-    cost = np.array(cost_list, dtype=np.float64)
-    weight = np.array(pkg.unit_weights, dtype=np.float64)
+    # One array for every per-candidate and per-unit float, as views: numpy's cost per call,
+    # not the copying, is what counts at the size of a package.
+    n, m, nnz = len(cost_list), len(units), len(vals)
+    floats = np.array([*cost_list, *pkg.unit_weights, *vals, *pkg.candidate_times], dtype=np.float64)
+    cost, weight = floats[:n], floats[n:n + m]
+    values, times = floats[n + m:n + m + nnz], floats[n + m + nnz:]
     indices = np.array(idx, dtype=np.int32)
-    values = np.array(vals, dtype=np.float64)
     if not checked and not (np.all(np.isfinite(cost)) and np.all(cost >= 0) and np.all(np.isfinite(values))):
         raise ValueError("a cost or coverage value is no longer a finite number >= 0")
     problem = _core.Problem(
@@ -178,8 +272,8 @@ def _compile(pkg: Package) -> CompiledPackage:
         values,
         saturation_of,
         [_core.SaturationKind.__members__[s.name] for s in sats],
-        [np.array([p[0] for p in s.points], dtype=np.float64) for s in sats],
-        [np.array([p[1] for p in s.points], dtype=np.float64) for s in sats],
+        [_points(s)[0] for s in sats],
+        [_points(s)[1] for s in sats],
     )
     return CompiledPackage(
         package=pkg,
@@ -194,7 +288,7 @@ def _compile(pkg: Package) -> CompiledPackage:
         indptr=indptr,
         indices=indices,
         values=values,
-        times=np.array(pkg.candidate_times, dtype=np.float64),
+        times=times,
         representations=[str(c.get("representation", "")) for c in candidates],
         saturations=sats,
         saturation_of=saturation_of,

@@ -90,8 +90,9 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
         return None
     unit_index = {u.unit_id: r for r, u in enumerate(units)}
     exp_index = {e.experience_id: i for i, e in enumerate(exps)}
+    candidate_ids = [c.candidate_id for c in cands]
     if (len(unit_index) != len(units) or len(exp_index) != len(exps)
-            or len({c.candidate_id for c in cands}) != len(cands)
+            or len(set(candidate_ids)) != len(cands)
             or len({q.query_id for q in queries}) != len(queries)):
         return None
     unit_keys = unit_index.keys()
@@ -159,17 +160,26 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
     exp_ids = [c.experience_id for c in cands]
     if exps and not exp_index.keys() >= set(exp_ids) - {None}:
         return None
-    groups = [
-        (e if e is not None else OWN_GROUP + c.candidate_id) if c.group is _UNSET else c.group
-        for c, e in zip(cands, exp_ids)
-    ]
-    times = [
-        float(c.timestamp) if c.timestamp is not _UNSET
-        else exp_time[e] if e in exp_time
-        else float(exp_index[e]) if e in exp_index
-        else float(i)
-        for i, (c, e) in enumerate(zip(cands, exp_ids))
-    ]
+    groups = [c.group for c in cands]
+    if _UNSET in groups:  # a candidate without a group is in its experience's, else in its own
+        groups = [(e if e is not None else OWN_GROUP + c.candidate_id) if c.group is _UNSET else c.group
+                  for c, e in zip(cands, exp_ids)]
+    # Groups numbered in order of first appearance, for the compiled arrays.
+    group_index = {key: g for g, key in enumerate(dict.fromkeys(groups))}
+    times: list[float] | None = None
+    if [c.timestamp for c in cands].count(_UNSET) == len(cands):  # each one's time is its experience's
+        try:
+            times = list(map(exp_time.__getitem__, exp_ids))
+        except KeyError:  # no experience, or one without a timestamp
+            times = None
+    if times is None:
+        times = [
+            float(c.timestamp) if c.timestamp is not _UNSET
+            else exp_time[e] if e in exp_time
+            else float(exp_index[e]) if e in exp_index
+            else float(i)
+            for i, (c, e) in enumerate(zip(cands, exp_ids))
+        ]
     costs = [float(c.cost) for c in cands]
     if nonzeros > limits.max_nonzeros or not math.isfinite(sum(costs)):
         return None
@@ -179,7 +189,13 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
         "data": data, "source": source, "weights_rule": rule, "unit_weights": weights,
         "unit_saturations": unit_sats, "default_saturation": default_sat, "candidate_groups": groups,
         "candidate_times": times,
-        "arrays": (costs, indptr, indices, values, raw_keys, raw_values),
+        "arrays": (costs, indptr, indices, values, raw_keys, raw_values, (
+            candidate_ids,
+            [c.representation if c.representation is not _UNSET else "" for c in cands],
+            [key.removeprefix(OWN_GROUP) for key in group_index],
+            list(map(group_index.__getitem__, groups)),
+            list(unit_index),
+        )),
     }
 
 

@@ -42,11 +42,12 @@ def is_package_file(path: Path) -> bool:
     return path.name.endswith(".json") or path.name.endswith(".json.gz")
 
 
-# A raw member is (label, kind, payload): kind "text" carries one JSONL line, "path" a package
+# A raw member is (label, kind, payload): kind "text" carries one JSONL line (its UTF-8 bytes,
+# checked to be UTF-8, as read: workers decode it without a round trip through str), "path" a package
 # file or artifact directory, "error" why a member could not be read (an entry of a directory
 # that is not read is such a member, so it is reported, never skipped). Nothing is parsed, so
 # batch work can hand members to workers as they are.
-RawMember = tuple[str, str, str]
+RawMember = tuple[str, str, str | bytes]
 
 
 def _jsonl_members(path: Path) -> Iterator[RawMember]:
@@ -61,11 +62,14 @@ def _jsonl_members(path: Path) -> Iterator[RawMember]:
                 continue
             if not line.strip():
                 continue
-            try:
-                yield (where, "text", line.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                yield (where, "error", (f"column {exc.start + 1}: not UTF-8 text (byte 0x{line[exc.start]:02x}); "
-                                        "the other lines are still read"))
+            if not line.isascii():  # ASCII is UTF-8: only other lines need the check
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    yield (where, "error", (f"column {exc.start + 1}: not UTF-8 text (byte 0x{line[exc.start]:02x}); "
+                                            "the other lines are still read"))
+                    continue
+            yield (where, "text", line)
     except PackageError as exc:
         yield (label, "error", exc.detail)
 
@@ -126,10 +130,10 @@ def parse_member(member: RawMember) -> Package:
     """The validated package of a raw member (PackageError when it is malformed)."""
     label, kind, payload = member
     if kind == "error":
-        raise PackageError(payload, source=label)
+        raise PackageError(str(payload), source=label)
     if kind == "text":
         return package_from_json(payload, source=label, record="")
-    return load_package(payload)
+    return load_package(str(payload))
 
 
 def iter_set_entries(paths: str | Path | Iterable[str | Path]) -> Iterator[SetEntry]:

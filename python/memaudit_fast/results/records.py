@@ -29,8 +29,8 @@ from ..solve.exact import RESULT_FORMAT
 
 __all__ = [
     "PACKAGE_FORMAT", "RECORD_START", "RESULT_FORMAT", "ResultsFile", "check_record", "encode_record",
-    "encode_records", "error_record", "parse_results", "plain_number", "read_records", "read_results_file",
-    "read_results_text",
+    "encode_records", "encode_records_with", "error_record", "parse_results", "plain_number", "read_records", "read_results_file",
+    "read_results_text", "solved_record",
 ]
 
 # Every record this module encodes starts with these bytes (``format`` is always the first key
@@ -66,6 +66,35 @@ def error_record(
     }
 
 
+def solved_record(compiled: Any, raw: Any) -> dict[str, Any]:
+    """The record of one budget straight from the core's result ``raw`` for ``compiled``.
+
+    The same record as ``SolveResult.to_record()`` of the :func:`~..solve.exact.solve` result it
+    stands for (a package with ``group_capacity`` 1, no hand-off), without building that
+    result: the batch's lean path. Tests pin the two to the same bytes.
+    """
+    ids = compiled.candidate_ids
+    selected = raw.selected
+    proven = bool(raw.proven_optimal)
+    return {
+        "format": RESULT_FORMAT,
+        "package_id": compiled.package_id,
+        "budget": plain_number(raw.budget),
+        "saturation": compiled.saturation_name,
+        "weights_rule": compiled.weights_rule,
+        "opt": float(raw.value),
+        "upper_bound": float(raw.upper_bound),
+        "gap": float(raw.gap),
+        "status": str(raw.status),
+        "proven_optimal": proven,
+        "selected": [ids[i] for i in (selected.tolist() if hasattr(selected, "tolist") else selected)],
+        "cost": plain_number(raw.cost),
+        "nodes": int(raw.nodes),
+        "seconds": float(raw.seconds),
+        "proved_by": "branch_and_bound" if proven else None,
+    }
+
+
 def encode_records(records: Iterable[dict[str, Any]]) -> bytes:
     """JSONL bytes of ``records``: one compact UTF-8 line each, ready for one ``write``.
 
@@ -73,6 +102,22 @@ def encode_records(records: Iterable[dict[str, Any]]) -> bytes:
     as in every JSON encoder that does not refuse them; the records built here hold none).
     """
     return b"".join(orjson.dumps(r, option=_ENCODE_OPTIONS) for r in records)
+
+
+def encode_records_with(records: Iterable[dict[str, Any]], extra: dict[str, Any]) -> bytes:
+    """The bytes of ``encode_records([{**r, **extra} for r in records])`` (keys of ``extra``
+    that a record has are not allowed), with ``extra`` encoded once: the fields a batch adds
+    to every record of a package."""
+    if not extra:
+        return encode_records(records)
+    tail = b"," + orjson.dumps(extra, option=orjson.OPT_SERIALIZE_NUMPY)[1:] + b"\n"
+    out = []
+    for record in records:
+        if not record.keys().isdisjoint(extra):
+            raise ValueError(f"the record has keys of its own among {sorted(extra)}")
+        body = orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY)
+        out.append(body[:-1] + tail if len(body) > 2 else orjson.dumps(extra, option=_ENCODE_OPTIONS))
+    return b"".join(out)
 
 
 def encode_record(record: dict[str, Any]) -> str:

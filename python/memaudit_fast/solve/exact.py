@@ -281,16 +281,8 @@ def solve(
             raise UsageError(f"handoff_after must be >= 0 seconds, got {handoff_after!r}")
         progress, interval = _handoff_watch(log, float(log_interval), float(handoff_after), races,
                                             lambda b, line: _start_race(compiled, b, line, limit))
-    with _cancelled_by_ctrl_c(cancel) as token:
-        raw = _core.solve(
-            compiled.problem,
-            todo,
-            time_limit=limit,
-            node_limit=None if node_limit is None else int(node_limit),
-            cancel=token,
-            progress=progress,
-            progress_interval=interval,
-        )
+    raw = solve_core(compiled.problem, todo, limit, None if node_limit is None else int(node_limit), cancel,
+                     progress, interval)
     ids = compiled.candidate_ids
     results = [
         SolveResult(
@@ -303,7 +295,7 @@ def solve(
             value=float(r.value),
             upper_bound=float(r.upper_bound),
             gap=float(r.gap),
-            selected=tuple(ids[i] for i in r.selected),
+            selected=tuple([ids[i] for i in _index_list(r.selected)]),
             cost=float(r.cost),
             nodes=int(r.nodes),
             seconds=float(r.seconds),
@@ -335,6 +327,27 @@ def solve(
 # Tokens of the solves running in threads other than the main one: Ctrl-C cancels them all.
 _RUNNING: set[Any] = set()
 _RUNNING_LOCK = threading.Lock()
+
+
+def _index_list(selected: Any) -> list[int]:
+    """The core's selected indices as Python ints (one C call for a numpy array)."""
+    return selected.tolist() if hasattr(selected, "tolist") else list(selected)
+
+
+def solve_core(problem: Any, budgets: list[float], time_limit: float | None = None, node_limit: int | None = None,
+               cancel: Any = None, progress: Callable[[Any], Any] | None = None,
+               progress_interval: float = 1.0) -> list[Any]:
+    """The core's own results for checked budgets and limits (what :func:`solve` calls).
+
+    Ctrl-C stops it as it stops :func:`solve`: in the main thread the core turns it into
+    ``interrupted``; in another thread the token is registered for the Ctrl-C hook.
+    """
+    if threading.current_thread() is threading.main_thread():  # no context manager: a call costs less
+        return _core.solve(problem, budgets, time_limit=time_limit, node_limit=node_limit,  # type: ignore[no-any-return]
+                           cancel=cancel, progress=progress, progress_interval=progress_interval)
+    with _cancelled_by_ctrl_c(cancel) as token:
+        return _core.solve(problem, budgets, time_limit=time_limit, node_limit=node_limit,  # type: ignore[no-any-return]
+                           cancel=token, progress=progress, progress_interval=progress_interval)
 
 
 @contextmanager
