@@ -169,7 +169,7 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
     times: list[float] | None = None
     if [c.timestamp for c in cands].count(_UNSET) == len(cands):  # each one's time is its experience's
         try:
-            times = list(map(exp_time.__getitem__, exp_ids))
+            times = [exp_time[e] for e in exp_ids]  # type: ignore[index]  # None raises KeyError too
         except KeyError:  # no experience, or one without a timestamp
             times = None
     if times is None:
@@ -192,7 +192,7 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
         "arrays": (costs, indptr, indices, values, raw_keys, raw_values, (
             candidate_ids,
             [c.representation if c.representation is not _UNSET else "" for c in cands],
-            [key.removeprefix(OWN_GROUP) for key in group_index],
+            [str(key).removeprefix(OWN_GROUP) for key in group_index],  # every key is a str by now
             list(map(group_index.__getitem__, groups)),
             list(unit_index),
         )),
