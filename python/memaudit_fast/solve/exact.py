@@ -68,7 +68,11 @@ FINISHERS = ("highs",)
 #: Seconds of branch-and-bound per budget before ``finish`` starts beside the search: early,
 #: since HiGHS proves many large-budget packages in a fraction of a second, and on the
 #: machine's other core, so that a search about to finish loses nothing to it.
-DEFAULT_HANDOFF_AFTER = 0.05
+DEFAULT_HANDOFF_AFTER = 0.02
+
+
+#: Seconds between two looks of a solve with ``finish`` at its race (and at the log).
+RACE_POLL = 0.02
 
 
 def format_progress(line: Any) -> str:
@@ -454,7 +458,8 @@ def _handoff_watch(
             return False
         return race.proven()
 
-    return watch, min(log_interval, 0.1)
+    # Called often: a race that has proven ends the search within RACE_POLL seconds.
+    return watch, min(log_interval, RACE_POLL)
 
 
 def _merge(compiled: Any, result: SolveResult, out: HandoffOutcome, seconds: float) -> SolveResult:
