@@ -68,7 +68,7 @@ FINISHERS = ("highs",)
 #: Seconds of branch-and-bound per budget before ``finish`` starts beside the search: early,
 #: since HiGHS proves many large-budget packages in a fraction of a second, and on the
 #: machine's other core, so that a search about to finish loses nothing to it.
-DEFAULT_HANDOFF_AFTER = 0.02
+DEFAULT_HANDOFF_AFTER = 0.05
 
 
 #: Seconds between two looks of a solve with ``finish`` at its race (and at the log).
@@ -321,10 +321,10 @@ def solve(
                 if isinstance(race.outcome, HandoffOutcome):
                     results[k] = _merge(compiled, results[k], race.outcome, results[k].seconds)
         finally:
+            # A race the search made useless ends on its own once it sees the flag (HiGHS asks
+            # for it in every phase): the caller does not wait for it.
             for race in races.values():
                 race.stop.set()
-            for race in races.values():
-                race.thread.join(timeout=10.0)
     return results[0] if single else results
 
 
@@ -418,11 +418,14 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
 
     def run() -> None:
         try:
-            race.outcome = finish_with_highs(compiled, budget, candidates, incumbent, time_limit=left, stop=race.stop)
+            if not race.stop.is_set():
+                race.outcome = finish_with_highs(compiled, budget, candidates, incumbent, time_limit=left, stop=race.stop)
         except Exception as exc:  # noqa: BLE001 - the branch-and-bound goes on without it
             race.outcome = exc
 
-    race.thread = threading.Thread(target=run, name="memaudit-highs-race", daemon=True)
+    # Not a daemon: at exit Python waits for it (its flag is set by then) rather than killing
+    # HiGHS mid-solve, which aborts the process.
+    race.thread = threading.Thread(target=run, name="memaudit-highs-race", daemon=False)
     race.thread.start()
     return race
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .backends import HighsStop, MilpOutcome, solve_highs
+from .backends import HighsStop, MilpOutcome, highs_version, solve_highs
 from .milp import MilpModel, build_milp
 
 __all__ = ["HandoffOutcome", "finish_with_highs", "restrict_to"]
@@ -64,6 +64,8 @@ def finish_with_highs(
         model = build_milp(compiled, budget)
     if model.approximation != "exact":
         return None
+    if stop is not None and stop.is_set():  # stopped while the model was being built
+        return HandoffOutcome(False, None, None, MilpOutcome("highs", highs_version(), "interrupted", None, None, None, 0, 0.0))
     # HiGHS's own tolerances (its store is re-evaluated exactly by the caller), one thread.
     outcome = solve_highs(restrict_to(model, open_candidates), time_limit=time_limit, start_store=incumbent,
                           feasibility_tolerance=HIGHS_TOLERANCE, threads=1, stop=stop)
