@@ -156,9 +156,9 @@ def test_a_race_that_does_not_win_leaves_the_proof_to_the_search(monkeypatch: py
     races: list[Any] = []
     real_start = exact._start_race
 
-    def start(compiled: Any, budget: float, line: Any, time_limit: Any) -> Any:
+    def start(compiled: Any, budget: float, line: Any, time_limit: Any, start_after: float = 0.0) -> Any:
         started.append((budget, bool(line.root_done), len(line.open_candidates)))
-        races.append(real_start(compiled, budget, line, time_limit))
+        races.append(real_start(compiled, budget, line, time_limit, start_after))
         return races[-1]
 
     monkeypatch.setattr(exact, "_start_race", start)

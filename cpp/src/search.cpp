@@ -311,7 +311,7 @@ SearchOutcome BranchAndBound::run() {
         update_incumbent();
         double ub = std::min(inherited, bound_node(iterations));
         if (at_root_) root_bound_ = std::min(root_bound_, std::max(ub, value_));
-        if (ub > threshold()) ub = std::min(ub, integral_knapsack_bound());
+        if (ub > threshold() && !stop_requested_) ub = std::min(ub, integral_knapsack_bound());
         for (int round = 0;; ++round) {
             if (open_groups_.size() == 0) return; // leaf: S itself was offered above
             if (ub <= threshold()) {
@@ -323,7 +323,7 @@ SearchOutcome BranchAndBound::run() {
             // often tighter (it loses the fractional mixes that used the fixed candidates):
             // bound again while that keeps removing candidates.
             const std::size_t fixed_now = fix_by_reduced_cost();
-            if (fixed_now == 0 || round + 1 >= fixing_rounds) break;
+            if (fixed_now == 0 || round + 1 >= fixing_rounds || stop_requested_) break;
             // The multipliers are warm now: a short run re-tightens the smaller problem.
             const int steps = iterations > 0 ? iterations : automatic_root_iterations();
             ub = std::min(ub, bound_node(std::min(steps, kRefixIterations)));
@@ -357,7 +357,7 @@ SearchOutcome BranchAndBound::run() {
             done = target;
             if (levels_.empty() || should_stop()) break;
         }
-        if (done == 0 || !levels_.empty()) {
+        if (done == 0 || (!levels_.empty() && !stop_requested_)) {
             const bool first = done == 0;
             levels_.clear();
             children_.clear();

@@ -74,6 +74,10 @@ class HighsStop:
     def is_set(self) -> bool:
         return self._event.is_set()
 
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the flag; True when it is set."""
+        return self._event.wait(timeout)
+
     def watch(self, h: Any) -> None:
         # HiGHS asks its interrupt callbacks regularly in every phase; they answer from the flag,
         # which (unlike Highs.cancelSolve) also holds when set before the solve begins.

@@ -74,6 +74,9 @@ DEFAULT_HANDOFF_AFTER = 0.05
 #: Seconds between two looks of a solve with ``finish`` at its race (and at the log).
 RACE_POLL = 0.02
 
+#: Seconds before ``handoff_after`` at which the race starts building its model.
+RACE_PREPARE = 0.03
+
 
 def format_progress(line: Any) -> str:
     """A solver-log line, MIP style: budget, nodes, incumbent, bound, gap, elapsed."""
@@ -284,7 +287,7 @@ def solve(
         if not (handoff_after >= 0):
             raise UsageError(f"handoff_after must be >= 0 seconds, got {handoff_after!r}")
         progress, interval = _handoff_watch(log, float(log_interval), float(handoff_after), races,
-                                            lambda b, line: _start_race(compiled, b, line, limit))
+                                            lambda b, line, after: _start_race(compiled, b, line, limit, after))
     raw = solve_core(compiled.problem, todo, limit, None if node_limit is None else int(node_limit), cancel,
                      progress, interval)
     ids = compiled.candidate_ids
@@ -406,20 +409,22 @@ class _Race:
         return not self.thread.is_alive() and isinstance(self.outcome, HandoffOutcome) and self.outcome.proven
 
 
-def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | None) -> _Race:
+def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | None, start_after: float = 0.0) -> _Race:
     """HiGHS from the search's incumbent: on the candidates the root left open once the root is
-    done (OPT is the incumbent's value or a store of those), else on the whole MILP."""
+    done (OPT is the incumbent's value or a store of those), else on the whole MILP. Its model
+    is built at once; HiGHS runs ``start_after`` seconds later."""
     from .handoff import finish_with_highs
 
     race = _Race(HighsStop(), threading.Thread())
     incumbent = list(line.incumbent_store)
     candidates = list(line.open_candidates) if line.root_done else range(compiled.num_candidates)
-    left = None if time_limit is None else max(0.0, time_limit - float(line.seconds))
+    left = None if time_limit is None else max(0.0, time_limit - float(line.seconds) - start_after)
 
     def run() -> None:
         try:
             if not race.stop.is_set():
-                race.outcome = finish_with_highs(compiled, budget, candidates, incumbent, time_limit=left, stop=race.stop)
+                race.outcome = finish_with_highs(compiled, budget, candidates, incumbent, time_limit=left,
+                                                 stop=race.stop, start_after=start_after)
         except Exception as exc:  # noqa: BLE001 - the branch-and-bound goes on without it
             race.outcome = exc
 
@@ -432,7 +437,7 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
 
 def _handoff_watch(
     log: Callable[[Any], None] | None, log_interval: float, handoff_after: float, races: dict[float, _Race],
-    start_race: Callable[[float, Any], _Race],
+    start_race: Callable[[float, Any, float], _Race],
 ) -> tuple[Callable[[Any], bool], float]:
     """The progress callback of a solve with ``finish``; passes lines to the caller's ``log`` at
     its pace. A budget not proven after ``handoff_after`` seconds starts HiGHS beside the search
@@ -453,11 +458,12 @@ def _handoff_watch(
         if log is not None and line.seconds - logged[0] >= log_interval * 0.999:
             logged[0] = line.seconds
             log(line)
-        if line.seconds < handoff_after:
+        if line.seconds < handoff_after - RACE_PREPARE:
             return False
         race = races.get(budget)
         if race is None:
-            races[budget] = start_race(budget, line)
+            # Building the MILP starts a little early, so that HiGHS runs from handoff_after.
+            races[budget] = start_race(budget, line, max(0.0, handoff_after - float(line.seconds)))
             return False
         return race.proven()
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -57,17 +58,23 @@ def restrict_to(model: MilpModel, candidates: Sequence[int]) -> MilpModel:
 def finish_with_highs(
     compiled: Any, budget: float, open_candidates: Sequence[int], incumbent: Sequence[int],
     *, time_limit: float | None = None, model: MilpModel | None = None, stop: HighsStop | None = None,
+    start_after: float = 0.0,
 ) -> HandoffOutcome | None:
     """HiGHS on the open part of the MILP, started from ``incumbent``; None when the
-    package's saturation has no exact MILP (log1p)."""
+    package's saturation has no exact MILP (log1p). With ``start_after``, the model is built
+    at once and HiGHS runs that many seconds later, unless ``stop`` is set meanwhile."""
+    run_at = time.monotonic() + start_after
     if model is None:
         model = build_milp(compiled, budget)
     if model.approximation != "exact":
         return None
-    if stop is not None and stop.is_set():  # stopped while the model was being built
+    restricted = restrict_to(model, open_candidates)
+    delay = run_at - time.monotonic()
+    waited = stop.wait(delay) if stop is not None and delay > 0 else False
+    if waited or (stop is not None and stop.is_set()):  # stopped while the model was being built
         return HandoffOutcome(False, None, None, MilpOutcome("highs", highs_version(), "interrupted", None, None, None, 0, 0.0))
     # HiGHS's own tolerances (its store is re-evaluated exactly by the caller), one thread.
-    outcome = solve_highs(restrict_to(model, open_candidates), time_limit=time_limit, start_store=incumbent,
+    outcome = solve_highs(restricted, time_limit=time_limit, start_store=incumbent,
                           feasibility_tolerance=HIGHS_TOLERANCE, threads=1, stop=stop)
     proven = outcome.status == "optimal"
     bound = outcome.bound
