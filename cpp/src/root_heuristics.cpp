@@ -26,18 +26,9 @@ double BranchAndBound::round_lp() {
         if (i < 0) continue;
         const auto u = lp_.item_candidate(static_cast<std::size_t>(i));
         picked_.push_back(u);
-        for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k) {
-            const auto r = p_.indices[k];
-            const double before = z_[r];
-            coverage_log_.emplace_back(r, before);
-            z_[r] = before + p_.values[k];
-            value += p_.unit_value(r, z_[r]) - p_.unit_value(r, before);
-        }
+        add_coverage(u, value);
     }
-    while (coverage_log_.size() > mark) {
-        z_[coverage_log_.back().first] = coverage_log_.back().second;
-        coverage_log_.pop_back();
-    }
+    undo_coverage(mark);
     return value;
 }
 

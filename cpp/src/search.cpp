@@ -87,6 +87,23 @@ void BranchAndBound::report_progress(bool force) {
     if (limits_.progress(line)) stop_requested_ = true;
 }
 
+void BranchAndBound::add_coverage(std::int32_t u, double& value) {
+    for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k) {
+        const auto r = p_.indices[k];
+        const double before = z_[r];
+        coverage_log_.emplace_back(r, before);
+        z_[r] = before + p_.values[k];
+        value += p_.unit_value(r, z_[r]) - p_.unit_value(r, before);
+    }
+}
+
+void BranchAndBound::undo_coverage(std::size_t mark) {
+    while (coverage_log_.size() > mark) {
+        z_[coverage_log_.back().first] = coverage_log_.back().second;
+        coverage_log_.pop_back();
+    }
+}
+
 double BranchAndBound::threshold() const {
     const double tol = limits_.relative_tolerance * std::max(1.0, std::abs(incumbent_value_));
     // The lattice step only counts when it dwarfs the rounding tol is there to absorb.
@@ -191,13 +208,7 @@ void BranchAndBound::remove_dominated() {
 void BranchAndBound::include(std::int32_t u) {
     const auto g = static_cast<std::size_t>(p_.group_of[u]);
     group_used_[g / 64] |= std::uint64_t{1} << (g % 64);
-    for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k) {
-        const auto r = p_.indices[k];
-        const double before = z_[r];
-        coverage_log_.emplace_back(r, before);
-        z_[r] = before + p_.values[k];
-        value_ += p_.unit_value(r, z_[r]) - p_.unit_value(r, before);
-    }
+    add_coverage(u, value_);
     store_.push_back(u);
     cost_ += p_.cost[u];
 }
@@ -209,10 +220,7 @@ void BranchAndBound::restore(const Level& level) {
         if (group_available_[p_.group_of[u]]++ == 0) open_groups_.restore();
         available_.restore();
     }
-    while (coverage_log_.size() > level.coverage_mark) {
-        z_[coverage_log_.back().first] = coverage_log_.back().second;
-        coverage_log_.pop_back();
-    }
+    undo_coverage(level.coverage_mark);
     while (store_.size() > level.store_size) {
         const auto g = static_cast<std::size_t>(p_.group_of[store_.back()]);
         group_used_[g / 64] &= ~(std::uint64_t{1} << (g % 64));

@@ -183,6 +183,11 @@ class BranchAndBound {
     double current_upper_bound() const;
     void report_progress(bool force);
     double threshold() const;
+    // Coverage with an undo log, for the node's own store and for trial stores on top of it
+    // (LP rounding, the knapsack DP's choice): add_coverage adds u's gain to `value` unit by
+    // unit, undo_coverage rolls back to a mark of the log.
+    void add_coverage(std::int32_t u, double& value);
+    void undo_coverage(std::size_t mark);
     int automatic_root_iterations() const;
     // The root's size for its effort rules: what was available when the root started (its
     // quick stages' fixing must not turn the full root into a small package's).
