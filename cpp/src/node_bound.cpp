@@ -290,13 +290,17 @@ double BranchAndBound::coordinate_descent(double capacity, double best, double* 
     // then re-optimised by solving the knapsack LP. Sweeps stop once they no longer gain.
     const auto n = static_cast<std::size_t>(p_.num_candidates);
     linear_profit_.resize(n);
-    for (std::size_t i = 0; i < available_.size(); ++i) {
-        const auto u = available_.at(i);
-        double profit = 0.0;
-        for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k)
-            if (entry_room_[k] > 0.0) profit += coef_[p_.indices[k]] * entry_room_[k];
-        linear_profit_[u] = profit;
-    }
+    // p_u without the caps' clipping: the profits the coordinate steps move linearly.
+    auto refresh_linear_profits = [this]() {
+        for (std::size_t i = 0; i < available_.size(); ++i) {
+            const auto u = available_.at(i);
+            double profit = 0.0;
+            for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k)
+                if (entry_room_[k] > 0.0) profit += coef_[p_.indices[k]] * entry_room_[k];
+            linear_profit_[u] = profit;
+        }
+    };
+    refresh_linear_profits();
     if (group_stamp_.size() != static_cast<std::size_t>(p_.num_groups)) group_stamp_.assign(static_cast<std::size_t>(p_.num_groups), 0);
     saved_lambda_.resize(touched_.size());
     for (std::size_t j = 0; j < touched_.size(); ++j) saved_lambda_[j] = lambda_[touched_[j]];
@@ -373,13 +377,7 @@ double BranchAndBound::coordinate_descent(double capacity, double best, double* 
         for (std::size_t j = 0; j < touched_.size(); ++j) saved_lambda_[j] = lambda_[touched_[j]];
         if (best_seen <= threshold()) break;
         // The LP was re-solved with exact profits (mu moved): refresh the linear profits.
-        for (std::size_t i = 0; i < available_.size(); ++i) {
-            const auto u = available_.at(i);
-            double profit = 0.0;
-            for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k)
-                if (entry_room_[k] > 0.0) profit += coef_[p_.indices[k]] * entry_room_[k];
-            linear_profit_[u] = profit;
-        }
+        refresh_linear_profits();
     }
     *work_left -= work;
     // Leave the multipliers (and the loaded LP) at the best point seen.
