@@ -128,6 +128,9 @@ double BranchAndBound::bound_node(int max_iterations) {
         if (!(best < before - kMinDescentGain * std::max(1.0, std::abs(before)))) break;
     }
     if (root && !quick_root_ && cuts_enabled_ && best > threshold()) best = std::min(best, cut_rounds(capacity, best));
+    // The full root's averaged LP, rounded to a store (root_heuristics.cpp), before the
+    // root's reduced-cost fixing reads the incumbent (not in a core search: its root is short).
+    if (root && !quick_root_ && cuts_enabled_ && best > threshold() && limits_.core_search) round_average();
     return best;
 }
 

@@ -6,6 +6,11 @@
 //    node-limited searches over the best-priced K of them (plus the incumbent's), K doubling,
 //    in the spirit of the core of knapsack algorithms (Balas and Zemel 1980; Pisinger 1995):
 //    the optimum mostly uses candidates the LP prices well.
+//  * Averaged-LP rounding: the exponential average xbar of the Lagrangian LP solutions
+//    approaches a primal LP optimum (the volume algorithm's primal estimate), which on the
+//    near-integral LPs of large budgets is close to a store; candidates in decreasing xbar
+//    are taken while they fit and add value, then the store is filled and polished (a
+//    RENS-like rounding: Berthold, "RENS", Math. Prog. Comp. 6, 2014).
 #include "memaudit/search.hpp"
 
 #include <algorithm>
@@ -35,6 +40,46 @@ double BranchAndBound::round_lp() {
 void BranchAndBound::try_lp_rounding() {
     const double value = round_lp();
     if (value > incumbent_value_) set_incumbent(picked_, value);
+}
+
+void BranchAndBound::round_average() {
+    if (xbar_.empty()) return;
+    std::vector<std::pair<double, std::int32_t>> order;
+    for (std::size_t i = 0; i < available_.size(); ++i) {
+        const auto u = available_.at(i);
+        if (xbar_[u] > kAverageRoundMin) order.emplace_back(xbar_[u], u);
+    }
+    if (order.empty()) return;
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+    std::vector<char> used(static_cast<std::size_t>(p_.num_groups), 0);
+    for (auto u : store_) used[p_.group_of[u]] = 1;
+    const std::size_t mark = coverage_log_.size();
+    double value = value_, cost = cost_;
+    Store rounded;
+    rounded.candidates.assign(store_.begin(), store_.end());
+    for (const auto& [x, u] : order) {
+        const auto g = p_.group_of[u];
+        if (used[g] || cost + p_.cost[u] > limit_) continue;
+        double gain = 0.0;
+        for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k) {
+            const auto r = p_.indices[k];
+            gain += p_.unit_value(r, z_[r] + p_.values[k]) - p_.unit_value(r, z_[r]);
+        }
+        if (!(gain > 0.0)) continue;
+        used[g] = 1;
+        cost += p_.cost[u];
+        add_coverage(u, value);
+        rounded.candidates.push_back(u);
+    }
+    undo_coverage(mark);
+    rounded.value = value;
+    if (polisher_) {
+        const std::int64_t work = kRootPolishWork * (static_cast<std::int64_t>(p_.indices.size()) + p_.num_candidates);
+        rounded = polisher_->improve(rounded, work);
+    }
+    if (rounded.value > incumbent_value_) set_incumbent(rounded.candidates, rounded.value);
 }
 
 void BranchAndBound::core_search() {

@@ -228,6 +228,7 @@ class BranchAndBound {
     void try_lp_rounding();
     void core_search();
     double round_lp();
+    void round_average();
     double integral_knapsack_bound();
     double knapsack_dp(const std::vector<double>& profit, std::size_t capacity, bool track);
     void offer_knapsack_choice(std::size_t capacity);
