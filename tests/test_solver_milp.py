@@ -50,6 +50,23 @@ def test_synthetic_matches_highs(kind: str) -> None:
         assert result.value == pytest.approx(value, rel=1e-6, abs=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["memaudit", "tie_heavy", "redundant", "dense"])
+def test_large_budgets_with_cuts_match_highs(kind: str) -> None:
+    # Packages large enough for the root's cut rounds and its averaged-LP rounding (at least
+    # 400 candidates after the reductions), at budgets where the LP is nearly integral.
+    inst = synthetic_instance(800, seed=5, kind=kind)
+    budgets = [float(round(f * inst.cost.sum())) for f in (0.1, 0.2, 0.4)]
+    results = _core.solve(inst.problem(), budgets)
+    for budget, result in zip(budgets, results):
+        status, value, _ = milp_optimum(inst, budget, time_limit=30)
+        assert status == "Optimal"
+        assert result.status == "optimal"
+        assert result.value == pytest.approx(value, rel=1e-6, abs=1e-6)
+        selected = [int(u) for u in result.selected]
+        assert is_feasible(inst, selected, budget)
+        assert result.value == pytest.approx(objective(inst, selected), rel=1e-12)
+
+
 def lp_relaxation(inst: Instance, budget: float) -> float:
     h = milp_model(inst, budget)
     n = inst.num_candidates
