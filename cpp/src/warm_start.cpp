@@ -166,26 +166,8 @@ Store WarmStart::improve(Store start, std::int64_t work_limit) {
     for (int round = 0; round < 500 && work < cap; ++round) {
         const double eps = kMinGain * std::max(1.0, std::abs(value_));
         // Best single swap: remove s, insert u (u may come from s's group).
-        double best_delta = eps;
         std::int32_t best_out = -1, best_in = -1;
-        const std::vector<std::int32_t> current = store_;
-        for (auto s : current) {
-            const double before = value_;
-            remove(s);
-            const double loss = before - value_;
-            for (std::int32_t u = 0; u < p_.num_candidates; ++u) {
-                if (u == s || group_used_[p_.group_of[u]] || cost_ + p_.cost[u] > limit_) continue;
-                const double delta = gain(u) - loss;
-                if (delta > best_delta) {
-                    best_delta = delta;
-                    best_out = s;
-                    best_in = u;
-                }
-            }
-            work += nnz;
-            add(s);
-        }
-        if (best_out >= 0) {
+        if (best_swap(eps, work, best_out, best_in)) {
             remove(best_out);
             add(best_in);
             fill_by_density();
@@ -194,6 +176,7 @@ Store WarmStart::improve(Store start, std::int64_t work_limit) {
         // No swap gains: try removing one candidate and refilling the freed budget greedily
         // (a one-for-several exchange), keeping the first that gains.
         bool improved = false;
+        const std::vector<std::int32_t> current = store_;
         for (auto s : current) {
             if (work >= cap) break;
             const double before = value_;
@@ -212,6 +195,77 @@ Store WarmStart::improve(Store start, std::int64_t work_limit) {
     }
     Store out = snapshot();
     return out.value >= start.value ? out : start;
+}
+
+bool WarmStart::best_swap(double eps, std::int64_t& work, std::int32_t& out, std::int32_t& in) {
+    // Removing s changes the gains of its neighbours only (candidates sharing a unit with
+    // it): every other candidate of a free group gains what it gains now. So one ranking of
+    // the free groups' candidates by their gains, read from the top, gives the best
+    // non-neighbour insertion for each s; neighbours and the members of s's own group (free
+    // once s is out) are evaluated exactly with s removed.
+    const auto n = static_cast<std::size_t>(p_.num_candidates);
+    if (near_.size() != n) {
+        near_.assign(n, 0);
+        seen_.assign(n, 0);
+        stamp_ = 0;
+    }
+    ranked_.clear();
+    for (std::int32_t u = 0; u < p_.num_candidates; ++u) {
+        if (group_used_[p_.group_of[u]]) continue;
+        const double g = gain(u);
+        if (g > kMinGain) ranked_.emplace_back(g, u);
+    }
+    work += p_.indptr[p_.num_candidates] + p_.num_candidates;
+    std::sort(ranked_.begin(), ranked_.end(), [](const auto& a, const auto& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+    double best = eps;
+    out = in = -1;
+    const std::vector<std::int32_t> current = store_;
+    for (auto s : current) {
+        if (++stamp_ == 0) {
+            std::fill(near_.begin(), near_.end(), 0);
+            std::fill(seen_.begin(), seen_.end(), 0);
+            stamp_ = 1;
+        }
+        for (std::int64_t k = p_.indptr[s]; k < p_.indptr[s + 1]; ++k) {
+            const auto r = p_.indices[k];
+            for (auto c = p_.unit_ptr[r]; c < p_.unit_ptr[r + 1]; ++c) near_[p_.unit_candidates[c]] = stamp_;
+            work += p_.unit_ptr[r + 1] - p_.unit_ptr[r];
+        }
+        const double before = value_;
+        remove(s);
+        const double loss = before - value_;
+        for (const auto& [g, u] : ranked_) {
+            ++work;
+            if (g - loss <= best) break;
+            if (near_[u] == stamp_ || cost_ + p_.cost[u] > limit_) continue;
+            best = g - loss;
+            out = s;
+            in = u;
+            break;
+        }
+        auto exact = [&](std::int32_t v) {
+            if (v == s || seen_[v] == stamp_) return;
+            seen_[v] = stamp_;
+            if (group_used_[p_.group_of[v]] || cost_ + p_.cost[v] > limit_) return;
+            work += p_.indptr[v + 1] - p_.indptr[v];
+            const double delta = gain(v) - loss;
+            if (delta > best) {
+                best = delta;
+                out = s;
+                in = v;
+            }
+        };
+        for (std::int64_t k = p_.indptr[s]; k < p_.indptr[s + 1]; ++k) {
+            const auto r = p_.indices[k];
+            for (auto c = p_.unit_ptr[r]; c < p_.unit_ptr[r + 1]; ++c) exact(p_.unit_candidates[c]);
+        }
+        const auto gs = p_.group_of[s];
+        for (auto m = p_.group_ptr[gs]; m < p_.group_ptr[gs + 1]; ++m) exact(p_.group_members[m]);
+        add(s);
+    }
+    return out >= 0;
 }
 
 Store WarmStart::best(const Store& seed) {

@@ -2,6 +2,7 @@
 // and UndefinedBehaviorSanitizer (cmake -DMEMAUDIT_PYTHON=OFF -DMEMAUDIT_NATIVE_TESTS=ON
 // -DMEMAUDIT_SANITIZE=ON). Random packages are solved and checked against brute force; the
 // objective's incremental state is checked against evaluation from scratch.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "memaudit/objective.hpp"
 #include "memaudit/reduction.hpp"
 #include "memaudit/solver.hpp"
+#include "memaudit/warm_start.hpp"
 
 using namespace memaudit;
 
@@ -157,6 +159,46 @@ int main() {
                 if (ok) check(std::min(rp.cap[r], z) <= rhs + 1e-9, "coverage cut holds for every store", seed);
             }
         }
+    }
+
+    // Local improvement: from a greedy store, a feasible store no worse than the start that
+    // no single swap improves (checked exhaustively: remove s, insert any u that then fits).
+    for (int seed = 0; seed < 300; ++seed) {
+        std::mt19937 rng(9000 + seed);
+        Problem p = random_problem(rng, 30);
+        const ReducedProblem rp = reduce(p);
+        const double limit = budget_limit(std::uniform_int_distribution<int>(1, 12)(rng));
+        WarmStart warm(rp, limit, 1'000'000'000);
+        const Store start = warm.greedy_by_gain();
+        const Store out = warm.improve(start);
+        std::vector<int> used(static_cast<std::size_t>(rp.num_groups), 0);
+        double cost = 0.0;
+        bool groups_ok = true;
+        for (auto u : out.candidates) {
+            groups_ok = groups_ok && used[rp.group_of[u]]++ == 0;
+            cost += rp.cost[u];
+        }
+        check(groups_ok && cost <= limit, "improved store is feasible", seed);
+        check(out.value + 1e-12 >= start.value, "improved store is no worse", seed);
+        check(std::fabs(out.value - rp.value_of(out.candidates)) <= 1e-9, "improved store's value", seed);
+        const double eps = 1e-9 * std::max(1.0, out.value);
+        bool local_optimum = true;
+        for (std::size_t i = 0; i < out.candidates.size() && local_optimum; ++i) {
+            for (std::int32_t u = 0; u < rp.num_candidates && local_optimum; ++u) {
+                if (std::find(out.candidates.begin(), out.candidates.end(), u) != out.candidates.end()) continue;
+                std::vector<std::int32_t> swapped = out.candidates;
+                swapped[i] = u;
+                bool ok = true;
+                std::vector<int> seen(static_cast<std::size_t>(rp.num_groups), 0);
+                double c = 0.0;
+                for (auto v : swapped) {
+                    ok = ok && seen[rp.group_of[v]]++ == 0;
+                    c += rp.cost[v];
+                }
+                if (ok && c <= limit && rp.value_of(swapped) > out.value + eps) local_optimum = false;
+            }
+        }
+        check(local_optimum, "no single swap improves the improved store", seed);
     }
 
     // Limits: a node limit of 1 on a larger problem is honest about what it proved.

@@ -13,7 +13,10 @@
 //  * Local improvement: single swaps (remove s, insert u, u possibly from s's group), best
 //    first, then one-for-several exchanges (remove s, refill the freed budget greedily), each
 //    followed by a greedy fill, until no move gains or a work cap is reached. The search also
-//    runs it (with a smaller cap) on every store that improves its incumbent.
+//    runs it (with a smaller cap) on every store that improves its incumbent. The best swap
+//    costs about one pass over the package, not one per store member: removing s changes
+//    the gains of s's neighbours only (candidates sharing a unit with it), so the others are
+//    read from one ranking by their current gains.
 //
 // All stores are lists of reduced candidate indices and are feasible for the given budget
 // limit (total cost <= limit, at most one candidate per group).
@@ -58,6 +61,8 @@ class WarmStart {
     void load(const Store& store);
     Store lazy_greedy(bool by_density);
     void fill_by_density();
+    // The best single swap (remove `out`, insert `in`) gaining more than `eps`; false if none.
+    bool best_swap(double eps, std::int64_t& work, std::int32_t& out, std::int32_t& in);
 
     const ReducedProblem& p_;
     double limit_;
@@ -66,6 +71,9 @@ class WarmStart {
     std::vector<char> group_used_;
     std::vector<std::int32_t> store_;
     std::vector<std::pair<double, std::int32_t>> heap_; // lazy greedy's, kept between calls
+    std::vector<std::pair<double, std::int32_t>> ranked_; // best_swap's gains of free-group candidates
+    std::vector<std::uint32_t> near_, seen_;               // best_swap's stamps, per candidate
+    std::uint32_t stamp_ = 0;
     double value_ = 0.0;
     double cost_ = 0.0;
 };
