@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "search_tuning.hpp"
 
@@ -109,6 +110,15 @@ double BranchAndBound::bound_node(int max_iterations) {
     // in n^2 that meets it there (MEMAUDIT-Small, ~40 candidates, gets a handful).
     if (max_iterations <= 0) max_iterations = automatic_root_iterations();
     double best = subgradient(capacity, max_iterations, root ? kRootTheta : kNodeTheta, root ? kRootPatience : kNodePatience);
+    // The full root rounds its averaged LP already here, so that the rest of the root may
+    // stop as soon as its bound meets the better incumbent; its steps keep aiming at the
+    // incumbent they started from (a target close to the bound shrinks Polyak steps until
+    // the bound stalls above it).
+    const bool early = root && !quick_root_ && cuts_enabled_ && limits_.core_search && best > threshold();
+    if (early) {
+        step_aim_ = threshold();
+        round_average();
+    }
     // At the root, alternate exact coordinate steps and short subgradient runs: each gets
     // the other out of the spots where it stalls.
     // Small packages branch more cheaply than they refine multipliers.
@@ -131,6 +141,7 @@ double BranchAndBound::bound_node(int max_iterations) {
     // The full root's averaged LP, rounded to a store (root_heuristics.cpp), before the
     // root's reduced-cost fixing reads the incumbent (not in a core search: its root is short).
     if (root && !quick_root_ && cuts_enabled_ && best > threshold() && limits_.core_search) round_average();
+    step_aim_ = std::numeric_limits<double>::infinity();
     return best;
 }
 
@@ -247,7 +258,7 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
             }
         }
         if (!(norm2 > 0.0)) break;
-        const double step = theta * (ub - target) / norm2;
+        const double step = theta * (ub - std::min(target, step_aim_)) / norm2;
         for (auto r : touched_) {
             const double d = direction_[r];
             if (d != 0.0) lambda_[r] = std::clamp(lambda_[r] - step * d, unit_[r].min_lambda(), 1.0);

@@ -243,6 +243,9 @@ class BranchAndBound {
     Clock::time_point next_progress_;
     bool root_done_ = false;
     std::size_t root_candidates_ = 0;
+    // Subgradient steps aim at min(threshold, step_aim_): set while the full root's bound
+    // runs on after an early rounding (node_bound.cpp).
+    double step_aim_ = std::numeric_limits<double>::infinity();
     bool quick_root_ = false;   // a quick stage of the root (search.cpp): subgradient steps only
     int quick_root_budget_ = 0; // the full root's steps: the quick stage's extras take shares of it
     std::vector<std::int32_t> open_at_root_; // available candidates once the root is done, sorted
