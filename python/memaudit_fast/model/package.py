@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import validate as _validate
-from .fastpath import _encodable, _fast_package
+from .fastpath import _encodable, _fast_package, scanned_package
 from .jsonio import decode_utf8, find_defects, loads_fast, parse_careful
 from .limits import Limits, current_limits
 from .spec import (
@@ -157,7 +157,8 @@ def package_from_json(
 ) -> Package:
     """Decode and validate one package from its JSON text (the reader every path uses).
 
-    The fast path (msgspec) answers for valid packages; anything else is decoded again by the
+    The core's scanner answers for valid packages, then the fast path (msgspec) for those it
+    doubts (an escape in an id, a PWL saturation, ...); anything else is decoded again by the
     careful decoder and validator, which report every defect (up to ``MAX_ERRORS``) with its
     record, field, line and column.
     """
@@ -165,12 +166,15 @@ def package_from_json(
     label = source or "<package>"
     if isinstance(raw, str):
         raw = raw.encode("utf-8", "surrogatepass")
+    fields = scanned_package(raw, source, limits)
+    if fields is not None:
+        return Package(**fields)
     data = loads_fast(raw, limits.max_depth)
     if data is not None:
         fields = _fast_package(data, source, limits)
         if fields is not None:
             return Package(**fields)
     text = decode_utf8(raw, source=label, record=record)
-    data = parse_careful(text, source=label, record=record)
+    data = parse_careful(text, source=label, record=record, max_depth=limits.max_depth)
     defects = find_defects(data, limit=MAX_ERRORS)
     return _Validator(data, source, locator or _default_locator, limits, defects=defects).run()
