@@ -17,6 +17,14 @@ using memaudit_bindings::to_array;
 
 namespace {
 
+// A fresh array the caller only reads (as the compiled package's arrays are).
+template <typename T>
+py::array read_only(const std::vector<T>& values) {
+    auto out = to_array(values);
+    py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return out;
+}
+
 py::str text(std::string_view s) { return py::str(s.data(), s.size()); }
 
 py::list texts(const std::vector<std::string_view>& values) {
@@ -75,21 +83,22 @@ py::dict to_python(const ScannedPackage& p) {
     out["unit_weights"] = floats(p.weight);
     out["candidate_groups"] = groups;
     out["candidate_times"] = floats(p.time);
-    out["cost"] = to_array(p.cost);
-    out["weight"] = to_array(p.weight);
-    out["times"] = to_array(p.time);
-    out["indptr"] = to_array(p.indptr);
-    out["indices"] = to_array(p.indices);
-    out["values"] = to_array(p.values);
-    out["group_of"] = to_array(p.group_of);
-    out["raw_units"] = to_array(p.raw_units);
-    out["raw_values"] = to_array(p.raw_values);
+    out["cost"] = read_only(p.cost);
+    out["weight"] = read_only(p.weight);
+    out["times"] = read_only(p.time);
+    out["indptr"] = read_only(p.indptr);
+    out["indices"] = read_only(p.indices);
+    out["values"] = read_only(p.values);
+    out["group_of"] = read_only(p.group_of);
+    out["raw_units"] = read_only(p.raw_units);
+    out["raw_values"] = read_only(p.raw_values);
     out["candidate_ids"] = texts(p.candidate_ids);
     out["representations"] = texts(p.representations);
     out["group_ids"] = group_ids;
     out["unit_ids"] = unit_ids;
     out["budgets"] = floats(p.budgets);
     out["group_capacity"] = py::int_(p.group_capacity);
+    out["meta_span"] = p.meta_end > p.meta_begin ? py::object(py::make_tuple(p.meta_begin, p.meta_end)) : py::none();
     return out;
 }
 

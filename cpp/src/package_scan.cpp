@@ -15,7 +15,6 @@
 #include <cmath>
 #include <limits>
 #include <memory>
-#include <unordered_map>
 #include <unordered_set>
 
 namespace memaudit {
@@ -86,6 +85,8 @@ class Reader {
         if (p_ >= end_) doubt();
         return *p_;
     }
+
+    std::size_t offset(const char* start) const { return static_cast<std::size_t>(p_ - start); }
 
     bool at_end() {
         while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
@@ -402,20 +403,69 @@ struct Experience {
     double time = 0.0;
 };
 
-using Index = std::unordered_map<std::string_view, std::int32_t>;
+// Ids to positions: open addressing over one array (a package has thousands of ids at most,
+// and a node per id would cost more than the lookups).
+class Index {
+  public:
+    explicit Index(std::size_t expected) {
+        std::size_t capacity = 16;
+        while (capacity < 2 * expected) capacity *= 2;
+        slots_.assign(capacity, Slot{});
+    }
+
+    // Adds `id` at `position`; false when it is there already (the position it has is kept).
+    bool add(std::string_view id, std::int32_t position) {
+        Slot& slot = probe(id);
+        if (slot.position >= 0) return false;
+        slot = Slot{id, position};
+        return true;
+    }
+
+    // The position of `id`, or -1.
+    std::int32_t find(std::string_view id) const { return probe(id).position; }
+
+    // The position of `id`, added at `position` when it is new.
+    std::int32_t find_or_add(std::string_view id, std::int32_t position) {
+        Slot& slot = probe(id);
+        if (slot.position < 0) slot = Slot{id, position};
+        return slot.position;
+    }
+
+  private:
+    struct Slot {
+        std::string_view id;
+        std::int32_t position = -1;
+    };
+
+    static std::size_t hash(std::string_view id) {
+        std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+        for (const char c : id) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+        return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+
+    Slot& probe(std::string_view id) const {
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t k = hash(id) & mask;; k = (k + 1) & mask) {
+            Slot& slot = slots_[k];
+            if (slot.position < 0 || slot.id == id) return slot;
+        }
+    }
+
+    mutable std::vector<Slot> slots_;
+};
 
 // Ids to their positions; doubt on a repeated id.
 Index index_of(const std::vector<std::string_view>& ids) {
-    Index index;
-    index.reserve(ids.size());
+    Index index(ids.size());
     for (std::size_t k = 0; k < ids.size(); ++k)
-        if (!index.emplace(ids[k], static_cast<std::int32_t>(k)).second) doubt();
+        if (!index.add(ids[k], static_cast<std::int32_t>(k))) doubt();
     return index;
 }
 
 class PackageScan {
   public:
-    PackageScan(std::string_view text, const ScanLimits& limits) : in_(text, limits.max_depth), limits_(limits) {}
+    PackageScan(std::string_view text, const ScanLimits& limits)
+        : text_(text), in_(text, limits.max_depth), limits_(limits) {}
 
     ScannedPackage run() {
         in_.object([&](std::string_view key) { top_level(key); });
@@ -456,7 +506,10 @@ class PackageScan {
         } else if (is(key, "cost_model")) {
             in_.any_string();
         } else if (is(key, "meta")) {
+            in_.peek();
+            out_.meta_begin = in_.offset(text_.data());
             in_.object([&](std::string_view) { in_.skip_value(); });
+            out_.meta_end = in_.offset(text_.data());
         } else {
             in_.skip_value();  // unknown keys are kept by the package, ignored here
         }
@@ -589,9 +642,9 @@ class PackageScan {
         index_of(out_.candidate_ids);
         index_of(query_ids_);
         for (std::string_view ref : required_)
-            if (units.find(ref) == units.end()) doubt();
+            if (units.find(ref) < 0) doubt();
         for (std::string_view ref : estimated_keys_)
-            if (units.find(ref) == units.end()) doubt();
+            if (units.find(ref) < 0) doubt();
 
         // Weights: all explicit, or none and then the demand of the queries.
         std::size_t weighted = 0;
@@ -606,7 +659,7 @@ class PackageScan {
         }
         if (weighted == 0 && !query_ids_.empty()) {
             out_.weights_explicit = false;
-            for (std::string_view ref : required_) out_.weight[static_cast<std::size_t>(units.at(ref))] += 1.0;
+            for (std::string_view ref : required_) out_.weight[static_cast<std::size_t>(units.find(ref))] += 1.0;
         } else if (weighted != m) {
             doubt();
         }
@@ -619,9 +672,9 @@ class PackageScan {
         out_.raw_units.reserve(coverage_keys_.size());
         out_.raw_values = coverage_values_;
         for (std::size_t k = 0; k < coverage_keys_.size(); ++k) {
-            const auto found = units.find(coverage_keys_[k]);
-            if (found == units.end()) doubt();
-            out_.raw_units.push_back(found->second);
+            const std::int32_t r = units.find(coverage_keys_[k]);
+            if (r < 0) doubt();
+            out_.raw_units.push_back(r);
         }
         std::size_t entry = 0;
         for (const Candidate& c : candidates_) {
@@ -637,8 +690,7 @@ class PackageScan {
         // Groups (the candidate's, else its experience's, else its own) and arrival times (the
         // candidate's, else its experience's timestamp, else the experience's position, else
         // the candidate's own).
-        Index groups;  // named groups; a group of its own is new by construction (ids are unique)
-        groups.reserve(n);
+        Index groups(n);  // named groups; a group of its own is new by construction (ids are unique)
         out_.group_of.reserve(n);
         out_.time.reserve(n);
         out_.cost.reserve(n);
@@ -646,8 +698,8 @@ class PackageScan {
         double total_cost = 0.0;
         for (std::size_t i = 0; i < n; ++i) {
             const Candidate& c = candidates_[i];
-            const auto exp = c.experience.empty() ? experiences.end() : experiences.find(c.experience);
-            if (!experiences_.empty() && !c.experience.empty() && exp == experiences.end()) doubt();
+            const std::int32_t exp = c.experience.empty() ? -1 : experiences.find(c.experience);
+            if (!experiences_.empty() && !c.experience.empty() && exp < 0) doubt();
             const auto next = static_cast<std::int32_t>(out_.group_names.size());
             const std::string_view name = !c.group.empty() ? c.group : c.experience;
             if (name.empty()) {
@@ -655,19 +707,19 @@ class PackageScan {
                 out_.own_group.push_back(1);
                 out_.group_of.push_back(next);
             } else {
-                const auto placed = groups.emplace(name, next);
-                if (placed.second) {
+                const std::int32_t g = groups.find_or_add(name, next);
+                if (g == next) {
                     out_.group_names.push_back(name);
                     out_.own_group.push_back(0);
                 }
-                out_.group_of.push_back(placed.first->second);
+                out_.group_of.push_back(g);
             }
             double time = static_cast<double>(i);
             if (c.has_time) {
                 time = c.time;
-            } else if (exp != experiences.end()) {
-                const Experience& e = experiences_[static_cast<std::size_t>(exp->second)];
-                time = e.has_time ? e.time : static_cast<double>(exp->second);
+            } else if (exp >= 0) {
+                const Experience& e = experiences_[static_cast<std::size_t>(exp)];
+                time = e.has_time ? e.time : static_cast<double>(exp);
             }
             out_.time.push_back(time);
             out_.cost.push_back(c.cost);
@@ -698,6 +750,7 @@ class PackageScan {
         if (!(total <= kSafeSum)) doubt();
     }
 
+    std::string_view text_;
     Reader in_;
     const ScanLimits& limits_;
     ScannedPackage out_;

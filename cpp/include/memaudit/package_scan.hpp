@@ -56,6 +56,9 @@ struct ScannedPackage {
     std::vector<double> raw_values;
     std::vector<double> budgets;  // "budgets", or the one "budget"; empty when neither
     std::int64_t group_capacity = 1;  // objective.group_capacity
+    // Where the text of the top-level "meta" object is (begin == end: there is none).
+    std::size_t meta_begin = 0;
+    std::size_t meta_end = 0;
 };
 
 inline constexpr std::string_view kOwnGroupPrefix{"\0own:", 5};

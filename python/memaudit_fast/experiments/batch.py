@@ -269,7 +269,7 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
             "size": {"candidates": compiled.num_candidates, "groups": len(compiled.group_ids),
                      "units": len(compiled.unit_ids), "nonzeros": int(compiled.indices.size)},
         }
-        meta = package.data.get("meta")
+        meta = package.meta
         if isinstance(meta, dict) and isinstance(meta.get("distribution"), str):
             extra["distribution"] = meta["distribution"]
         extra.update(tag)

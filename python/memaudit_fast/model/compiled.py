@@ -99,7 +99,9 @@ def compile_validated(package: Package) -> CompiledPackage:
 
 
 def _read_only(values: Any, dtype: Any) -> np.ndarray:
-    array = np.asarray(values, dtype=dtype)  # the scanner's arrays are taken as they are
+    if type(values) is np.ndarray and not values.flags.writeable and values.dtype == dtype:
+        return values  # the scanner's, read-only from the start
+    array = np.asarray(values, dtype=dtype)
     array.flags.writeable = False  # views taken from it are read-only too
     return array
 
@@ -111,7 +113,7 @@ def _compile_fresh(pkg: Package) -> CompiledPackage:
     unit_ids = a["unit_ids"]
     unit_sats = pkg.unit_saturations
     first = unit_sats[0]
-    if all(spec is first for spec in unit_sats):  # the common case: one h
+    if unit_sats.count(first) == len(unit_sats):  # the common case: one h
         sats = [first]
         saturation_of: Any = np.zeros(len(unit_ids), dtype=np.int32)
     else:
@@ -133,12 +135,11 @@ def _compile_fresh(pkg: Package) -> CompiledPackage:
         [_core.SaturationKind.__members__[s.name] for s in sats], [p[0] for p in points], [p[1] for p in points],
     )
     candidate_ids, representations = a["candidate_ids"], a["representations"]
-    data = pkg.data
     names = {s.name for s in sats}
     return CompiledPackage(
         package=pkg,
         problem=problem,
-        package_id=str(data["package_id"]),
+        package_id=pkg.package_id,
         candidate_ids=candidate_ids,
         group_ids=group_ids,
         unit_ids=unit_ids,
@@ -155,7 +156,7 @@ def _compile_fresh(pkg: Package) -> CompiledPackage:
         budgets=pkg.budgets,
         weights_rule=pkg.weights_rule,
         saturation_name=names.pop() if len(names) == 1 else "mixed",
-        group_capacity=group_capacity_of(data),
+        group_capacity=int(a["group_capacity"]),
     )
 
 

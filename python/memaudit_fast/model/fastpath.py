@@ -21,7 +21,6 @@ from itertools import accumulate, chain
 from typing import Annotated, Any, Literal, Union
 
 import msgspec
-import orjson
 
 from .. import _core
 from .jsonio import MAX_EXACT_INT, _fast_encode
@@ -204,6 +203,7 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
             "group_ids": [str(key).removeprefix(OWN_GROUP) for key in group_index],  # every key is a str by now
             "group_of": list(map(group_index.__getitem__, groups)),
             "unit_ids": list(unit_index),
+            "group_capacity": objective.get("group_capacity", 1),
         },
     }
 
@@ -211,21 +211,19 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
 def scanned_package(raw: bytes, source: str | None, limits: Limits) -> dict[str, Any] | None:
     """The fields of a valid package read by the core's scanner (one C++ pass over the
     text, ``cpp/src/package_scan.cpp``); None when the scanner is in doubt. The scanner
-    accepts what :func:`_fast_package` accepts and builds the same arrays, as numpy arrays."""
+    accepts what :func:`_fast_package` accepts and builds the same arrays, as numpy arrays.
+    ``data`` is left None: :func:`.package.scan_text` decodes it from the text on first use."""
     if type(raw) is not bytes:
         raw = bytes(raw)  # a bytearray or memoryview: the scanner reads bytes
     scanned = _core.scan_package(raw, limits.max_candidates, limits.max_units, limits.max_nonzeros,
                                  limits.max_budgets, limits.max_depth)
     if scanned is None:
         return None
-    try:
-        data = orjson.loads(raw)  # the user's dict; the scanner has proved its keys unique
-    except orjson.JSONDecodeError:  # never expected: the scanner reads strict JSON only
-        return None
     default_sat = _NAMED[scanned["default_saturation"]]
     names = scanned["unit_saturations"]
     return {
-        "data": data, "source": source, "weights_rule": scanned["weights_rule"],
+        "data": None,  # decoded from the text when asked for
+        "source": source, "weights_rule": scanned["weights_rule"],
         "unit_weights": scanned["unit_weights"],
         "unit_saturations": [default_sat] * len(scanned["unit_ids"]) if names is None else [_NAMED[n] for n in names],
         "default_saturation": default_sat, "candidate_groups": scanned["candidate_groups"],
