@@ -22,7 +22,13 @@ from memaudit_fast.model.compiled import compile_package, compile_validated
 from memaudit_fast.model.fastpath import scanned_package
 from memaudit_fast.model.jsonio import loads_strict
 from memaudit_fast.model.limits import Limits, current_limits
-from memaudit_fast.model.package import Package, _default_locator, _Validator, package_from_json, scan_text
+from memaudit_fast.model.package import (
+    Package,
+    _default_locator,
+    _Validator,
+    package_from_json,
+    scan_text,
+)
 from memaudit_fast.suites.small import DISTRIBUTIONS, generate_package
 from strategies import packages
 
