@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "memaudit/cuts.hpp"
@@ -17,6 +18,8 @@
 #include "memaudit/solver.hpp"
 
 using namespace memaudit;
+
+std::pair<int, int> package_scan_tests();  // test_package_scan.cpp: (checks, failures)
 
 namespace {
 
@@ -205,6 +208,11 @@ int main() {
         }
         check(threw, "invalid problem throws", 0);
     }
+
+    // The package scanner (test_package_scan.cpp).
+    const std::pair<int, int> scan = package_scan_tests();
+    checks += scan.first;
+    failures += scan.second;
 
     // One line per check would be noise; the closing line counts checks.
     std::printf("%d passed, %d failed\n", checks - failures, failures);
