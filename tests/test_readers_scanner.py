@@ -9,8 +9,11 @@ repeated, removed or nested too deeply, and the text is re-spaced, cut and corru
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
+import pickle
 import random
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -264,3 +267,25 @@ def test_a_package_that_only_the_python_readers_take_is_still_read():
     assert scanned_package(raw, "x", current_limits()) is None
     package = package_from_json(raw, source="x")
     assert package.data == data and package.arrays is not None  # the msgspec fast path answered
+
+
+def test_a_scanned_package_behaves_as_any_package():
+    data = generate_package("base", seed=5)
+    raw = compact(data)
+    scanned = package_from_json(raw, source="x")
+    assert type(scanned) is not Package  # the scanner's, with its dict still undecoded
+    assert scanned.package_id == data["package_id"] and scanned.budgets == [float(b) for b in data["budgets"]]
+    assert scanned.meta == data["meta"]
+    assert scanned == Package.from_dict(data, source="x") and Package.from_dict(data, source="x") == scanned
+    for copy_of in (pickle.loads(pickle.dumps(scanned)), copy.deepcopy(scanned), dataclasses.replace(scanned)):
+        assert copy_of == scanned and copy_of.data == data
+    assert package_from_json(raw, source="x") != Package.from_dict(dict(data, package_id="other"))
+
+
+def test_threads_asking_for_the_dict_get_the_same_one():
+    scanned = package_from_json(compact(generate_package("base", seed=6)), source="x")
+    with ThreadPoolExecutor(4) as pool:
+        seen = {id(d) for d in pool.map(lambda _: scanned.data, range(16))}
+    assert len(seen) == 1 and scanned.data is scanned.data
+    scanned.data["package_id"] = "edited"  # the dict is the package's own, as for any package
+    assert scanned.package_id == "edited"

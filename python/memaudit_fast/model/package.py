@@ -15,6 +15,7 @@ the fast one is in doubt and finds and words every error.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -169,8 +170,10 @@ class _ScannedPackage(Package):
     def data(self) -> dict[str, Any]:
         own = self.__dict__
         if own.get("_data") is None and own.get("_text") is not None:
-            own["_data"] = orjson.loads(own["_text"])  # proved strict JSON without repeated keys
-            own["_text"] = None
+            with _DECODING:  # threads asking at once all get the one dict
+                if own.get("_data") is None:
+                    own["_data"] = orjson.loads(own["_text"])  # proved strict JSON without repeated keys
+                    own["_text"] = None
         return own["_data"]
 
     @data.setter
@@ -190,10 +193,11 @@ class _ScannedPackage(Package):
 
     @property
     def meta(self) -> Any:
-        if self._decoded():
+        text = self.__dict__.get("_text")
+        if text is None or self._decoded():
             return super().meta
         span = self.__dict__["_scan"]["meta_span"]
-        return None if span is None else orjson.loads(self.__dict__["_text"][span[0]:span[1]])
+        return None if span is None else orjson.loads(text[span[0]:span[1]])
 
     def __eq__(self, other: object) -> bool:  # equal to a Package of the same fields
         if not isinstance(other, Package):
@@ -201,6 +205,9 @@ class _ScannedPackage(Package):
         return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(Package) if f.compare)
 
     __hash__ = None  # type: ignore[assignment]  # like Package's
+
+
+_DECODING = threading.Lock()
 
 
 def scan_text(raw: bytes, source: str | None, limits: Limits) -> Package | None:
