@@ -105,7 +105,8 @@ WRONG = [True, False, None, "1", "", [], [1], {}, {"a": 1}]
 STRINGS = ["", "a", "é", "日本", "\U0001f600", 'q"uote', "back\\slash", "tab\tnew\nline", "\x00", "\x7f",
            "\u2028", "own", "\x00own:c0", "u0", "e0", "c0"]
 SATURATION_SPECS = ["cap1", "linear", "log1p", "sqrt", "", {"pwl": [[0, 0], [1, 1]]}, {"pwl": [[0, 0], [2, 1]]}]
-VALUES = NUMBERS + WRONG + STRINGS + SATURATION_SPECS
+COVERAGES = [{"u0": 0.5}, {"u0": 0}, {"u0": -1}, {"u0": "1"}, {"u0": None}, {"u1": 1, "u0": 2.5}, {"nope": 1}]
+VALUES = NUMBERS + WRONG + STRINGS + SATURATION_SPECS + COVERAGES
 
 TOP_FIELDS = ["format", "package_id", "units", "candidates", "experiences", "queries", "objective", "budgets",
               "budget", "cost_model", "meta", "x_unknown"]
