@@ -43,7 +43,9 @@ def mutated(draw):
             if action == "delete":
                 del target[key]
             else:
-                target[key] = draw(ODD_VALUES)
+                # A copy: sampled_from hands out the same list and dict each time, and a shared
+                # container changed in place could come to hold itself (a cycle no JSON has).
+                target[key] = copy.deepcopy(draw(ODD_VALUES))
             break
     return data
 

@@ -10,6 +10,7 @@
 #include <random>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "memaudit/cuts.hpp"
@@ -19,6 +20,8 @@
 #include "memaudit/warm_start.hpp"
 
 using namespace memaudit;
+
+std::pair<int, int> package_scan_tests();  // test_package_scan.cpp: (checks, failures)
 
 namespace {
 
@@ -247,6 +250,11 @@ int main() {
         }
         check(threw, "invalid problem throws", 0);
     }
+
+    // The package scanner (test_package_scan.cpp).
+    const std::pair<int, int> scan = package_scan_tests();
+    checks += scan.first;
+    failures += scan.second;
 
     // One line per check would be noise; the closing line counts checks.
     std::printf("%d passed, %d failed\n", checks - failures, failures);

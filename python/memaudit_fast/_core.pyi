@@ -3,7 +3,7 @@
 
 import enum
 from collections.abc import Callable, Sequence
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -156,6 +156,12 @@ def solve(
     ``progress_interval`` seconds with a :class:`SolveProgress`. ``cut_rounds`` coverage-cut
     rounds run at the root of packages with at least ``cut_min_candidates`` candidates.
     """
+
+def scan_package(
+    raw: bytes, max_candidates: int, max_units: int, max_nonzeros: int, max_budgets: int, max_depth: int,
+) -> dict[str, Any] | None:
+    """The fields and arrays of a valid package's JSON text, read in one pass; None whenever
+    the Python readers must look (they word every error). Keys: see model/fastpath.py."""
 
 def run_writer(
     problem: Problem,

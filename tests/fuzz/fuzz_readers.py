@@ -5,7 +5,7 @@ Run for a fixed time (CI runs 20 seconds):
     python tests/fuzz/fuzz_readers.py -max_total_time=60 -rss_limit_mb=2048
 
 Every input is fed, as raw bytes (so invalid UTF-8 and lone surrogate escapes reach them), to
-every reader: the single-file reader (fast and careful paths), a JSONL set and a gzip set, the
+every reader: the single-file reader (the core's scanner, the fast and the careful paths), a JSONL set and a gzip set, the
 artifact-directory reader (the bytes are split into its seven files), the results reader used
 by ``--resume``, the writer-export reader, and, when it parses, to the compiled objective and
 back through the writers. A well-formed failure is a MemauditError; anything else is a bug,
@@ -42,9 +42,16 @@ def check_package_bytes(raw: bytes) -> None:
         package = package_from_json(raw, source="fuzz")
     except MemauditError:
         return
-    # The careful path must agree that this package is valid.
-    Package.from_dict(loads_strict(raw, source="fuzz"), source="fuzz", max_errors=1)
+    # The careful path must agree that this package is valid, and build the same arrays
+    # (the package may have come from the core's scanner or from the msgspec fast path).
+    careful = Package.from_dict(loads_strict(raw, source="fuzz"), source="fuzz", max_errors=1)
     compiled = compile_package(package)
+    again = compile_package(careful)
+    for name in ("cost", "group_of", "weight", "indptr", "indices", "values", "times", "saturation_of"):
+        assert getattr(compiled, name).tobytes() == getattr(again, name).tobytes(), name
+    assert (compiled.candidate_ids, compiled.group_ids, compiled.unit_ids, compiled.budgets) == \
+        (again.candidate_ids, again.group_ids, again.unit_ids, again.budgets)
+    assert package.data == careful.data
     n = compiled.num_candidates
     selected = list(range(0, n, 2))
     value = compiled.objective(selected)

@@ -59,7 +59,7 @@ from typing import Any
 from ..errors import MemauditError, UsageError
 from ..model.compiled import check_budgets, compile_validated
 from ..model.estimates import with_group_capacity
-from ..model.sets import RawMember, iter_raw_members, parse_member
+from ..model.sets import RawMember, iter_raw_members, parse_member, resolve_member
 from ..progress import Progress
 from ..results.records import (
     RESULT_FORMAT,
@@ -77,7 +77,7 @@ from .batch_resume import (
     with_options,
     write_all,
 )
-from .parallel import chunks, make_runner, worker_stop_token
+from .parallel import ProcessRunner, chunks, make_runner, worker_stop_token
 
 __all__ = [
     "BACKENDS",
@@ -248,6 +248,7 @@ _ESTIMATORS: dict[str, Any] = {}
 def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outcome:
     """The encoded records of one member. A bad package yields an error record, never raises."""
     member, given, skip = task
+    member = resolve_member(member)  # a line sent by where it is: read here, then as any line
     digest = member_digest(member) if given is None else given
     source = member[0]
     package_id: str | None = None
@@ -269,7 +270,7 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
             "size": {"candidates": compiled.num_candidates, "groups": len(compiled.group_ids),
                      "units": len(compiled.unit_ids), "nonzeros": int(compiled.indices.size)},
         }
-        meta = package.data.get("meta")
+        meta = package.meta
         if isinstance(meta, dict) and isinstance(meta.get("distribution"), str):
             extra["distribution"] = meta["distribution"]
         extra.update(tag)
@@ -421,7 +422,9 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
 
     def pending() -> Iterator[Task]:
         if deferred:
-            for member in iter_raw_members(input_paths):
+            # Worker processes on this machine read the lines themselves: the parent sends
+            # where each line is, not its bytes (Ray workers may be elsewhere: they get bytes).
+            for member in iter_raw_members(input_paths, spans=isinstance(runner, ProcessRunner)):
                 yield member, None, frozenset()
             return
         for member in iter_raw_members(input_paths):

@@ -98,43 +98,48 @@ def compile_validated(package: Package) -> CompiledPackage:
         raise _edited(package, exc) from None
 
 
-def _read_only(values: list[Any], dtype: Any) -> np.ndarray:
-    array = np.array(values, dtype=dtype)
+def _read_only(values: Any, dtype: Any) -> np.ndarray:
+    if type(values) is np.ndarray and not values.flags.writeable and values.dtype == dtype:
+        return values  # the scanner's, read-only from the start
+    array = np.asarray(values, dtype=dtype)
     array.flags.writeable = False  # views taken from it are read-only too
     return array
 
 
 def _compile_fresh(pkg: Package) -> CompiledPackage:
-    """The arrays of a package the fast validator has just built, in three numpy calls: every
-    float in one array, every int32 in another, the row offsets, handed out as views."""
-    costs, indptr_list, idx, vals, _, _, (candidate_ids, representations, group_ids, group_of_list,
-                                          unit_ids) = pkg.arrays
-    n, m, nnz = len(costs), len(unit_ids), len(vals)
+    """The compiled package from the arrays a fast reader has just built (``Package.arrays``,
+    see :mod:`.fastpath`): lists from the Python fast path, numpy arrays from the scanner."""
+    a = pkg.arrays
+    unit_ids = a["unit_ids"]
     unit_sats = pkg.unit_saturations
     first = unit_sats[0]
-    if all(spec is first for spec in unit_sats):  # the common case: one h
+    if unit_sats.count(first) == len(unit_sats):  # the common case: one h
         sats = [first]
-        saturation_of: list[int] = [0] * m
+        saturation_of: Any = np.zeros(len(unit_ids), dtype=np.int32)
     else:
         sats = list(dict.fromkeys(unit_sats))
         sat_index = {spec: k for k, spec in enumerate(sats)}
         saturation_of = [sat_index[spec] for spec in unit_sats]
-    floats = _read_only([*costs, *pkg.unit_weights, *vals, *pkg.candidate_times], np.float64)
-    ints = _read_only([*group_of_list, *idx, *saturation_of], np.int32)
-    indptr = _read_only(indptr_list, np.int64)
-    cost, weight, values, times = floats[:n], floats[n:n + m], floats[n + m:n + m + nnz], floats[n + m + nnz:]
-    group_of, indices, sat_of = ints[:n], ints[n:n + nnz], ints[n + nnz:]
+    cost = _read_only(a["cost"], np.float64)
+    weight = _read_only(a.get("weight", pkg.unit_weights), np.float64)
+    values = _read_only(a["values"], np.float64)
+    times = _read_only(a.get("times", pkg.candidate_times), np.float64)
+    group_of = _read_only(a["group_of"], np.int32)
+    indices = _read_only(a["indices"], np.int32)
+    sat_of = _read_only(saturation_of, np.int32)
+    indptr = _read_only(a["indptr"], np.int64)
+    group_ids = a["group_ids"]
     points = [_points(s) for s in sats]
     problem = _core.Problem(
         cost, group_of, len(group_ids), weight, indptr, indices, values, sat_of,
         [_core.SaturationKind.__members__[s.name] for s in sats], [p[0] for p in points], [p[1] for p in points],
     )
-    data = pkg.data
+    candidate_ids, representations = a["candidate_ids"], a["representations"]
     names = {s.name for s in sats}
     return CompiledPackage(
         package=pkg,
         problem=problem,
-        package_id=str(data["package_id"]),
+        package_id=pkg.package_id,
         candidate_ids=candidate_ids,
         group_ids=group_ids,
         unit_ids=unit_ids,
@@ -151,7 +156,7 @@ def _compile_fresh(pkg: Package) -> CompiledPackage:
         budgets=pkg.budgets,
         weights_rule=pkg.weights_rule,
         saturation_name=names.pop() if len(names) == 1 else "mixed",
-        group_capacity=group_capacity_of(data),
+        group_capacity=int(a["group_capacity"]),
     )
 
 
@@ -186,16 +191,22 @@ def _arrays_still_hold(pkg: Package) -> bool:
     coverage since): a few C-level list comparisons, far cheaper than building them again."""
     if pkg.arrays is None:
         return False
-    costs, raw_keys, raw_values = pkg.arrays[0], pkg.arrays[4], pkg.arrays[5]
+    a = pkg.arrays
+    costs, raw_values = _as_list(a["cost"]), _as_list(a["raw_values"])
+    unit_ids = a["unit_ids"]
     candidates = pkg.candidates
     try:
         covs = [c["coverage"] for c in candidates]
         return bool(len(costs) == len(candidates)
                     and [c["cost"] for c in candidates] == costs
-                    and list(chain.from_iterable(covs)) == raw_keys
+                    and list(chain.from_iterable(covs)) == [unit_ids[k] for k in _as_list(a["raw_units"])]
                     and list(chain.from_iterable(map(dict.values, covs))) == raw_values)
     except (KeyError, TypeError):  # a record or its coverage is no longer an object
         return False
+
+
+def _as_list(values: Any) -> list[Any]:
+    return values.tolist() if isinstance(values, np.ndarray) else values
 
 
 def _points(spec: SaturationSpec) -> tuple[np.ndarray, np.ndarray]:
@@ -229,8 +240,9 @@ def _compile(pkg: Package, checked: bool | None = None) -> CompiledPackage:
     if checked is None:
         checked = _arrays_still_hold(pkg)
     if checked:  # built by the fast validator in the same pass, from the data as it still is
-        cost_list, indptr_list, idx, vals = pkg.arrays[:4]
-        indptr = np.array(indptr_list, dtype=np.int64)
+        a = pkg.arrays
+        cost_list, idx, vals = _as_list(a["cost"]), _as_list(a["indices"]), _as_list(a["values"])
+        indptr = np.array(a["indptr"], dtype=np.int64)
     else:
         unit_index = {u["unit_id"]: r for r, u in enumerate(units)}
         cost_list = [float(c["cost"]) for c in candidates]

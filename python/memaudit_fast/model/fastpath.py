@@ -4,7 +4,14 @@ msgspec checks every type in one C pass (:class:`_Schema`); the cross-references
 operations; the coverage arrays for :func:`.compiled.compile_package` are built in the same
 pass. It answers only "valid" (with the same fields the careful validator would build) or
 "look closer" (``None``): any doubt goes to :class:`.validate._Validator`, which finds and
-words every error.
+words every error. Text is read first by the core's scanner (:func:`scanned_package`), which
+checks and builds the same in C++ without Python objects per value.
+
+Both fill ``Package.arrays`` with the compiled form, a dict of ``cost``, ``indptr``,
+``indices``, ``values`` (coverage CSR without zero entries), ``raw_units`` / ``raw_values``
+(every coverage entry, zeros too, in the package's order), ``group_of``, ``candidate_ids``,
+``representations``, ``group_ids`` and ``unit_ids``: lists from the Python path, numpy
+arrays (and lists of ids) from the scanner, which adds ``weight`` and ``times`` arrays.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
+from .. import _core
 from .jsonio import MAX_EXACT_INT, _fast_encode
 from .limits import Limits
 from .spec import OWN_GROUP, SATURATIONS, SaturationSpec, _default_locator
@@ -149,14 +157,13 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
     lookup = unit_index.__getitem__
     raw_keys = list(chain.from_iterable(covs))
     raw_values: list[float] = list(chain.from_iterable(map(dict.values, covs)))
+    raw_units = indices = list(map(lookup, raw_keys))
     values = raw_values
     if 0 in values:  # zero entries never change F: the arrays leave them out
         kept = [[(k, v) for k, v in cov.items() if v > 0] for cov in covs]
         indptr = list(accumulate(map(len, kept), initial=0))
         indices = [lookup(k) for pairs in kept for k, _ in pairs]
         values = [v for pairs in kept for _, v in pairs]
-    else:
-        indices = list(map(lookup, raw_keys))
     exp_ids = [c.experience_id for c in cands]
     if exps and not exp_index.keys() >= set(exp_ids) - {None}:
         return None
@@ -189,13 +196,38 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
         "data": data, "source": source, "weights_rule": rule, "unit_weights": weights,
         "unit_saturations": unit_sats, "default_saturation": default_sat, "candidate_groups": groups,
         "candidate_times": times,
-        "arrays": (costs, indptr, indices, values, raw_keys, raw_values, (
-            candidate_ids,
-            [c.representation if c.representation is not _UNSET else "" for c in cands],
-            [str(key).removeprefix(OWN_GROUP) for key in group_index],  # every key is a str by now
-            list(map(group_index.__getitem__, groups)),
-            list(unit_index),
-        )),
+        "arrays": {
+            "cost": costs, "indptr": indptr, "indices": indices, "values": values,
+            "raw_units": raw_units, "raw_values": raw_values, "candidate_ids": candidate_ids,
+            "representations": [c.representation if c.representation is not _UNSET else "" for c in cands],
+            "group_ids": [str(key).removeprefix(OWN_GROUP) for key in group_index],  # every key is a str by now
+            "group_of": list(map(group_index.__getitem__, groups)),
+            "unit_ids": list(unit_index),
+            "group_capacity": objective.get("group_capacity", 1),
+        },
+    }
+
+
+def scanned_package(raw: bytes, source: str | None, limits: Limits) -> dict[str, Any] | None:
+    """The fields of a valid package read by the core's scanner (one C++ pass over the
+    text, ``cpp/src/package_scan.cpp``); None when the scanner is in doubt. The scanner
+    accepts what :func:`_fast_package` accepts and builds the same arrays, as numpy arrays.
+    ``data`` is left None: :func:`.package.scan_text` decodes it from the text on first use."""
+    if type(raw) is not bytes:
+        raw = bytes(raw)  # a bytearray or memoryview: the scanner reads bytes
+    scanned = _core.scan_package(raw, limits.max_candidates, limits.max_units, limits.max_nonzeros,
+                                 limits.max_budgets, limits.max_depth)
+    if scanned is None:
+        return None
+    default_sat = _NAMED[scanned["default_saturation"]]
+    names = scanned["unit_saturations"]
+    return {
+        "data": None,  # decoded from the text when asked for
+        "source": source, "weights_rule": scanned["weights_rule"],
+        "unit_weights": scanned["unit_weights"],
+        "unit_saturations": [default_sat] * len(scanned["unit_ids"]) if names is None else [_NAMED[n] for n in names],
+        "default_saturation": default_sat, "candidate_groups": scanned["candidate_groups"],
+        "candidate_times": scanned["candidate_times"], "arrays": scanned,
     }
 
 

@@ -249,15 +249,15 @@ def _too_deep(text: str, limit: int) -> int | None:
     return None
 
 
-def parse_careful(text: str, *, source: str, record: str | None = None) -> Any:
+def parse_careful(text: str, *, source: str, record: str | None = None, max_depth: int | None = None) -> Any:
     """Parse JSON text; syntax and depth errors raise, bad values stay as markers.
 
     The markers (and duplicate keys) are found by :func:`find_defects`. Most callers want
-    :func:`loads_strict`, which does both.
+    :func:`loads_strict`, which does both. ``max_depth`` defaults to the current limits'.
     """
     from .limits import current_limits
 
-    limit = current_limits().max_depth
+    limit = current_limits().max_depth if max_depth is None else max_depth
     where = record
 
     def at(pos: int) -> str:

@@ -15,12 +15,15 @@ the fast one is in doubt and finds and words every error.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+import orjson
+
 from . import validate as _validate
-from .fastpath import _encodable, _fast_package
+from .fastpath import _encodable, _fast_package, scanned_package
 from .jsonio import decode_utf8, find_defects, loads_fast, parse_careful
 from .limits import Limits, current_limits
 from .spec import (
@@ -134,6 +137,11 @@ class Package:
         return []
 
     @property
+    def meta(self) -> Any:
+        """The package's ``meta`` object (None when it has none)."""
+        return self.data.get("meta")
+
+    @property
     def saturation_name(self) -> str:
         names = {s.name for s in self.unit_saturations} or {self.default_saturation.name}
         return names.pop() if len(names) == 1 else "mixed"
@@ -143,6 +151,70 @@ class Package:
 
     def iter_candidates(self) -> Iterator[tuple[int, dict[str, Any]]]:
         return enumerate(self.candidates)
+
+class _ScannedPackage(Package):
+    """A package read by the core's scanner (:func:`.fastpath.scanned_package`).
+
+    Its dict is decoded from the text the first time ``data`` is asked for: scoring needs
+    only the arrays, ids, budgets and ``meta``, which the scan gives. The text is the user's,
+    so the dict decoded from it is exactly the package as given.
+    """
+
+    def __init__(self, *args: Any, text: bytes | None = None, scan: dict[str, Any] | None = None,
+                 **kwargs: Any) -> None:
+        self.__dict__["_text"] = text
+        self.__dict__["_scan"] = scan
+        super().__init__(*args, **kwargs)
+
+    @property  # type: ignore[override]
+    def data(self) -> dict[str, Any]:
+        own = self.__dict__
+        if own.get("_data") is None and own.get("_text") is not None:
+            with _DECODING:  # threads asking at once all get the one dict
+                if own.get("_data") is None:
+                    own["_data"] = orjson.loads(own["_text"])  # proved strict JSON without repeated keys
+                    own["_text"] = None
+        return own["_data"]
+
+    @data.setter
+    def data(self, value: dict[str, Any] | None) -> None:
+        self.__dict__["_data"] = value
+
+    def _decoded(self) -> bool:
+        return self.__dict__.get("_data") is not None or self.__dict__.get("_scan") is None
+
+    @property
+    def package_id(self) -> str:
+        return super().package_id if self._decoded() else self.__dict__["_scan"]["package_id"]
+
+    @property
+    def budgets(self) -> list[float]:
+        return super().budgets if self._decoded() else list(self.__dict__["_scan"]["budgets"])
+
+    @property
+    def meta(self) -> Any:
+        text = self.__dict__.get("_text")
+        if text is None or self._decoded():
+            return super().meta
+        span = self.__dict__["_scan"]["meta_span"]
+        return None if span is None else orjson.loads(text[span[0]:span[1]])
+
+    def __eq__(self, other: object) -> bool:  # equal to a Package of the same fields
+        if not isinstance(other, Package):
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(Package) if f.compare)
+
+    __hash__ = None  # type: ignore[assignment]  # like Package's
+
+
+_DECODING = threading.Lock()
+
+
+def scan_text(raw: bytes, source: str | None, limits: Limits) -> Package | None:
+    """The package of JSON text read by the core's scanner; None when it is in doubt."""
+    found = scanned_package(raw, source, limits)
+    return None if found is None else _ScannedPackage(text=raw, scan=found["arrays"], **found)
+
 
 class _Validator(_validate._Validator):
     """The careful validator, returning a :class:`Package`."""
@@ -157,7 +229,8 @@ def package_from_json(
 ) -> Package:
     """Decode and validate one package from its JSON text (the reader every path uses).
 
-    The fast path (msgspec) answers for valid packages; anything else is decoded again by the
+    The core's scanner answers for valid packages, then the fast path (msgspec) for those it
+    doubts (an escape in an id, a PWL saturation, ...); anything else is decoded again by the
     careful decoder and validator, which report every defect (up to ``MAX_ERRORS``) with its
     record, field, line and column.
     """
@@ -165,12 +238,15 @@ def package_from_json(
     label = source or "<package>"
     if isinstance(raw, str):
         raw = raw.encode("utf-8", "surrogatepass")
+    package = scan_text(raw, source, limits)
+    if package is not None:
+        return package
     data = loads_fast(raw, limits.max_depth)
     if data is not None:
         fields = _fast_package(data, source, limits)
         if fields is not None:
             return Package(**fields)
     text = decode_utf8(raw, source=label, record=record)
-    data = parse_careful(text, source=label, record=record)
+    data = parse_careful(text, source=label, record=record, max_depth=limits.max_depth)
     defects = find_defects(data, limit=MAX_ERRORS)
     return _Validator(data, source, locator or _default_locator, limits, defects=defects).run()

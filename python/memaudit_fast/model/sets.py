@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import gzip
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..errors import PackageError
 from .artifact import REQUIRED_FILES, is_artifact_dir
@@ -46,32 +47,66 @@ def is_package_file(path: Path) -> bool:
 # checked to be UTF-8, as read: workers decode it without a round trip through str), "path" a package
 # file or artifact directory, "error" why a member could not be read (an entry of a directory
 # that is not read is such a member, so it is reported, never skipped). Nothing is parsed, so
-# batch work can hand members to workers as they are.
-RawMember = tuple[str, str, str | bytes]
+# batch work can hand members to workers as they are. Kind "span" (only when asked for) is a
+# line of a plain JSONL file given by where it is, (path, offset, length), for a worker on the
+# same machine to read itself (:func:`resolve_member`): a few bytes to send instead of the line.
+RawMember = tuple[str, str, Any]  # payload: str | bytes, or (path, offset, length) for a span
 
 
-def _jsonl_members(path: Path) -> Iterator[RawMember]:
+def _jsonl_members(path: Path, spans: bool = False) -> Iterator[RawMember]:
     limits = current_limits()
     label = printable(path)
+    spans = spans and not path.name.endswith(".gz")  # offsets into the file itself
+    offset = 0
     try:
         lines = iter_lines(path, line_cap=limits.max_file_bytes, stream_cap=limits.max_set_bytes)
         for number, line in lines:
             where = f"{label} line {number}"
             if isinstance(line, PackageError):
+                spans = False  # the skipped rest of a long line moved the offsets
                 yield (where, "error", line.detail)
                 continue
+            start, offset = offset, offset + len(line)
             if not line.strip():
                 continue
-            if not line.isascii():  # ASCII is UTF-8: only other lines need the check
-                try:
-                    line.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    yield (where, "error", (f"column {exc.start + 1}: not UTF-8 text (byte 0x{line[exc.start]:02x}); "
-                                            "the other lines are still read"))
-                    continue
-            yield (where, "text", line)
+            if spans:
+                yield (where, "span", (str(path), start, len(line)))
+                continue
+            yield _line_member(where, line)
     except PackageError as exc:
         yield (label, "error", exc.detail)
+
+
+def _line_member(where: str, line: bytes) -> RawMember:
+    """A JSONL line as a member: its text, or the error of a line that is not UTF-8."""
+    if not line.isascii():  # ASCII is UTF-8: only other lines need the check
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return (where, "error", (f"column {exc.start + 1}: not UTF-8 text (byte 0x{line[exc.start]:02x}); "
+                                     "the other lines are still read"))
+    return (where, "text", line)
+
+
+def resolve_member(member: RawMember) -> RawMember:
+    """A "span" member read from its file (the member its line would have been); any other
+    member as it is. A file that changed under the batch gives an error member saying so."""
+    where, kind, payload = member
+    if kind != "span":
+        return member
+    path, offset, length = payload
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            line = os.pread(fd, length, offset) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return (where, "error", f"cannot read the line again: {exc.strerror}")
+    if len(line) != length or not line.strip():
+        return (where, "error", ("the file changed while the batch was reading it; run the batch again on "
+                                 "a file that stays as it is"))
+    return _line_member(where, line)
 
 
 def _directory_members(directory: Path) -> Iterator[RawMember]:
@@ -109,14 +144,17 @@ def _directory_members(directory: Path) -> Iterator[RawMember]:
             yield (label, "error", f"cannot read: {exc.strerror}")
 
 
-def iter_raw_members(paths: str | Path | Iterable[str | Path]) -> Iterator[RawMember]:
-    """Stream the members of package sets, files or directories, in order, unparsed."""
+def iter_raw_members(paths: str | Path | Iterable[str | Path], *, spans: bool = False) -> Iterator[RawMember]:
+    """Stream the members of package sets, files or directories, in order, unparsed.
+
+    ``spans``: lines of plain JSONL files come as "span" members, for workers on this machine
+    to read with :func:`resolve_member` (directories' sets are read as usual)."""
     if isinstance(paths, (str, PathLike)):  # one path, not the characters of its name
         paths = [paths]
     for raw in paths:
         path = Path(raw)
         if is_jsonl(path):
-            yield from _jsonl_members(path)
+            yield from _jsonl_members(path, spans)
         elif path.is_dir() and not is_artifact_dir(path) \
                 and not any((path / name).exists() for name in REQUIRED_FILES):
             yield from _directory_members(path)
@@ -128,7 +166,7 @@ def iter_raw_members(paths: str | Path | Iterable[str | Path]) -> Iterator[RawMe
 
 def parse_member(member: RawMember) -> Package:
     """The validated package of a raw member (PackageError when it is malformed)."""
-    label, kind, payload = member
+    label, kind, payload = resolve_member(member)
     if kind == "error":
         raise PackageError(str(payload), source=label)
     if kind == "text":
