@@ -9,11 +9,10 @@
 // double range), the scanner doubts: it throws Doubt and scan_package returns nullopt.
 #include "memaudit/package_scan.hpp"
 
-#include <array>
+#include <algorithm>
 #include <charconv>
-#include <cstring>
 #include <cmath>
-#include <limits>
+#include <cstring>
 #include <memory>
 #include <unordered_set>
 
@@ -315,7 +314,9 @@ class Reader {
                                          ((backslash - ones) & ~backslash)) &
                                         highs;
             if (flags != 0) {
-                p_ += __builtin_ctzll(flags) >> 3;  // bytes are in little-endian order
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                p_ += __builtin_ctzll(flags) >> 3;  // the first flagged byte, in memory order
+#endif
                 return;
             }
             p_ += 8;
