@@ -57,3 +57,13 @@ def test_a_file_changed_under_the_batch_is_an_error_member_not_a_wrong_package(t
     assert "changed while the batch was reading it" in resolved[-1][2]
     path.unlink()
     assert "cannot read the line again" in resolve_member(spans[0])[2]
+
+
+def test_a_span_is_read_from_the_same_file_whatever_the_working_directory(tmp_path, monkeypatch):
+    mixed_set(tmp_path / "set.jsonl")
+    monkeypatch.chdir(tmp_path)
+    spans = list(iter_raw_members([Path("set.jsonl")], spans=True))
+    plain = list(iter_raw_members([Path("set.jsonl")]))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert [resolve_member(m) for m in spans] == plain

@@ -57,6 +57,7 @@ def _jsonl_members(path: Path, spans: bool = False) -> Iterator[RawMember]:
     limits = current_limits()
     label = printable(path)
     spans = spans and not path.name.endswith(".gz")  # offsets into the file itself
+    absolute = os.path.abspath(path)  # a worker may run in another directory
     offset = 0
     try:
         lines = iter_lines(path, line_cap=limits.max_file_bytes, stream_cap=limits.max_set_bytes)
@@ -70,7 +71,7 @@ def _jsonl_members(path: Path, spans: bool = False) -> Iterator[RawMember]:
             if not line.strip():
                 continue
             if spans:
-                yield (where, "span", (str(path), start, len(line)))
+                yield (where, "span", (absolute, start, len(line)))
                 continue
             yield _line_member(where, line)
     except PackageError as exc:
