@@ -39,11 +39,11 @@ py::list floats(const std::vector<double>& values) {
     return out;
 }
 
-const char* saturation_name(NamedSaturation s) {
+const char* saturation_name(SaturationKind s) {  // the names of SATURATIONS in model/spec.py
     switch (s) {
-    case NamedSaturation::linear:
+    case SaturationKind::Linear:
         return "linear";
-    case NamedSaturation::log1p:
+    case SaturationKind::Log1p:
         return "log1p";
     default:
         return "cap1";
@@ -69,7 +69,7 @@ py::dict to_python(const ScannedPackage& p) {
     }
     for (std::size_t i = 0; i < p.group_of.size(); ++i) groups[i] = group_keys[static_cast<std::size_t>(p.group_of[i])];
     bool uniform = true;
-    for (NamedSaturation s : p.unit_saturation) uniform = uniform && s == p.default_saturation;
+    for (SaturationKind s : p.unit_saturation) uniform = uniform && s == p.default_saturation;
     if (uniform) {
         out["unit_saturations"] = py::none();
     } else {

@@ -372,10 +372,10 @@ class Reader {
     std::size_t max_depth_;
 };
 
-NamedSaturation saturation_named(std::string_view name) {
-    if (name == "cap1") return NamedSaturation::cap1;
-    if (name == "linear") return NamedSaturation::linear;
-    if (name == "log1p") return NamedSaturation::log1p;
+SaturationKind saturation_named(std::string_view name) {
+    if (name == "cap1") return SaturationKind::Cap1;
+    if (name == "linear") return SaturationKind::Linear;
+    if (name == "log1p") return SaturationKind::Log1p;
     doubt();  // unknown names get the careful message; PWL objects too (below)
 }
 
@@ -384,7 +384,7 @@ struct Unit {
     bool has_weight = false;
     double weight = 0.0;
     bool has_saturation = false;
-    NamedSaturation saturation = NamedSaturation::cap1;
+    SaturationKind saturation = SaturationKind::Cap1;
 };
 
 struct Candidate {
@@ -732,7 +732,7 @@ class PackageScan {
         // F of every candidate at once stays well inside the double range.
         double total = 0.0;
         bool all_cap1 = true;
-        for (NamedSaturation s : out_.unit_saturation) all_cap1 = all_cap1 && s == NamedSaturation::cap1;
+        for (SaturationKind s : out_.unit_saturation) all_cap1 = all_cap1 && s == SaturationKind::Cap1;
         if (all_cap1) {
             for (double w : out_.weight) total += w;
         } else {
@@ -740,12 +740,9 @@ class PackageScan {
             for (std::size_t k = 0; k < out_.indices.size(); ++k)
                 reach[static_cast<std::size_t>(out_.indices[k])] += out_.values[k];
             for (std::size_t r = 0; r < m; ++r) {
-                const double z = reach[r];
-                const NamedSaturation s = out_.unit_saturation[r];
-                const double h = s == NamedSaturation::cap1     ? std::min(1.0, z)
-                                 : s == NamedSaturation::linear ? z
-                                                                : std::log1p(z);
-                total += out_.weight[r] * h;
+                Saturation h;  // the core's own h (named kinds only)
+                h.kind = out_.unit_saturation[r];
+                total += out_.weight[r] * h(reach[r]);
             }
         }
         if (!(total <= kSafeSum)) doubt();

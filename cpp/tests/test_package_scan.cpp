@@ -59,7 +59,7 @@ std::pair<int, int> package_scan_tests() {
         expect(p.package_id == "p/1", "package id");
         expect((p.budgets == std::vector<double>{2.0, 4.5}), "budgets");
         expect(p.weights_explicit && (p.weight == std::vector<double>{1.5, 0.0}), "explicit weights");
-        expect(p.unit_saturation.size() == 2 && p.unit_saturation[1] == NamedSaturation::linear, "unit saturation");
+        expect(p.unit_saturation.size() == 2 && p.unit_saturation[1] == SaturationKind::Linear, "unit saturation");
         expect((p.cost == std::vector<double>{3.0, 1.0, 0.5, -0.0}), "costs");
         expect((p.indptr == std::vector<std::int64_t>{0, 1, 2, 2, 3}), "zero entries are left out of the CSR");
         expect((p.indices == std::vector<std::int32_t>{0, 1, 0}), "CSR units");

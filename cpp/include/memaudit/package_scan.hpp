@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "memaudit/objective.hpp"
+
 namespace memaudit {
 
 struct ScanLimits {
@@ -27,15 +29,12 @@ struct ScanLimits {
     std::size_t max_depth = 0;
 };
 
-// The named saturations, in the order of SATURATIONS in model/spec.py.
-enum class NamedSaturation : std::uint8_t { cap1 = 0, linear = 1, log1p = 2 };
-
 // Every view points into the scanned text: the text must outlive the result.
 struct ScannedPackage {
     std::string_view package_id;
     bool weights_explicit = true;  // false: weights are query demand
-    NamedSaturation default_saturation = NamedSaturation::cap1;
-    std::vector<NamedSaturation> unit_saturation;  // per unit
+    SaturationKind default_saturation = SaturationKind::Cap1;  // never Pwl: the scanner doubts those
+    std::vector<SaturationKind> unit_saturation;  // per unit
     std::vector<double> weight;                    // per unit
     std::vector<std::string_view> unit_ids;
     std::vector<std::string_view> candidate_ids;
