@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from memaudit_fast import _core
 from oracles.exact import MID_SIZE_CASES as MID_CASES
-from oracles.exact import Instance, brute_force, h_value, mid_size, milp_optimum, saturation_table
+from oracles.exact import Instance, brute_force, h_value, mid_size, milp_optimum, saturation_table, synthetic_instance
 from strategies import instances
 
 TOL = 1e-9
@@ -118,3 +118,20 @@ def test_cut_options_are_checked() -> None:
     inst, budget = mid_size(0, "cap1")
     with pytest.raises(ValueError, match="cut_rounds"):
         _core.solve(inst.problem(), [budget], cut_rounds=-1)
+
+
+@pytest.mark.parametrize("kind", ["dense", "redundant", "tie_heavy"])
+def test_the_corner_bound_closes_a_root_whose_optimum_covers_everything(kind: str) -> None:
+    # At a budget that lets a store cover every unit, OPT is the value of covering all that
+    # is reachable: the bound at lambda = 0. One subgradient step from lambda = 1 is far above
+    # it; the root's corner bound meets it at once.
+    inst = synthetic_instance(200, seed=3, kind=kind)
+    budget = float(np.round(0.2 * inst.cost.sum()))
+    (full,) = _core.solve(inst.problem(), [budget])
+    assert full.status == "optimal"
+    covered = inst.weight[np.unique(inst.indices)].sum()
+    assert full.value == pytest.approx(covered, rel=1e-12)  # the case this test is about
+    (one_step,) = _core.solve(inst.problem(), [budget], root_iterations=1, node_limit=1, cut_rounds=0)
+    assert one_step.status == "optimal" and one_step.nodes == 1
+    assert one_step.value == pytest.approx(full.value, rel=1e-12)
+    assert one_step.root_bound == pytest.approx(full.value, rel=1e-12)

@@ -109,12 +109,13 @@ double BranchAndBound::bound_node(int max_iterations) {
     // hundreds of subgradient steps. n / 4 steps from kRootRampCandidates on; below, a ramp
     // in n^2 that meets it there (MEMAUDIT-Small, ~40 candidates, gets a handful).
     if (max_iterations <= 0) max_iterations = automatic_root_iterations();
+    if (root && corners_pending_) bound_root_corners(capacity);
     double best = subgradient(capacity, max_iterations, root ? kRootTheta : kNodeTheta, root ? kRootPatience : kNodePatience);
     // The full root rounds its averaged LP already here, so that the rest of the root may
     // stop as soon as its bound meets the better incumbent; its steps keep aiming at the
     // incumbent they started from (a target close to the bound shrinks Polyak steps until
     // the bound stalls above it).
-    const bool early = root && !quick_root_ && cuts_enabled_ && limits_.core_search && best > threshold();
+    const bool early = root && !quick_root_ && cuts_enabled_ && limits_.core_search && above_threshold(best);
     if (early) {
         step_aim_ = threshold();
         round_average();
@@ -131,18 +132,45 @@ double BranchAndBound::bound_node(int max_iterations) {
     const double step_work = static_cast<double>(p_.indices.size()) + static_cast<double>(p_.num_candidates);
     double descent_work = quick_root_ ? kQuickDescentShare * quick_root_budget_ * step_work
                                       : std::numeric_limits<double>::infinity();
-    for (int round = 0; refine && round < descent_rounds && best > threshold(); ++round) {
+    for (int round = 0; refine && round < descent_rounds && above_threshold(best); ++round) {
         const double before = best;
         best = std::min(best, coordinate_descent(capacity, best, &descent_work));
-        if (best > threshold()) best = std::min(best, subgradient(capacity, polish, kPolishTheta, kRootPatience));
+        if (above_threshold(best)) best = std::min(best, subgradient(capacity, polish, kPolishTheta, kRootPatience));
         if (!(best < before - kMinDescentGain * std::max(1.0, std::abs(before)))) break;
     }
-    if (root && !quick_root_ && cuts_enabled_ && best > threshold()) best = std::min(best, cut_rounds(capacity, best));
+    if (root && !quick_root_ && cuts_enabled_ && above_threshold(best)) best = std::min(best, cut_rounds(capacity, best));
     // The full root's averaged LP, rounded to a store (root_heuristics.cpp), before the
     // root's reduced-cost fixing reads the incumbent (not in a core search: its root is short).
-    if (root && !quick_root_ && cuts_enabled_ && best > threshold() && limits_.core_search) round_average();
+    if (root && !quick_root_ && cuts_enabled_ && above_threshold(best) && limits_.core_search) round_average();
     step_aim_ = std::numeric_limits<double>::infinity();
-    return best;
+    return std::min(best, bound_floor_);
+}
+
+void BranchAndBound::bound_root_corners(double capacity) {
+    // Every lambda in [0, 1] bounds. Two corners bound the whole problem at the price of one
+    // LP each: lambda = 0 (every unit paid up front: F(S) + sum_r w_r g_r(rho_r), the value
+    // of covering everything reachable) and the incumbent's pattern (units it saturates paid
+    // up front, the others priced in full). Where the optimum covers all it can, they meet it
+    // at once, while the subgradient from lambda = 1 needs hundreds of steps. lambda = 0 is
+    // also a point the projected subgradient never leaves (its LP takes nothing, so every
+    // step points out of the box): the corners give a bound, not a start, and the steps keep
+    // their own start.
+    corners_pending_ = false;
+    std::vector<double> cover(static_cast<std::size_t>(p_.num_units), 0.0);
+    for (auto u : incumbent_)
+        for (std::int64_t k = p_.indptr[u]; k < p_.indptr[u + 1]; ++k) cover[p_.indices[k]] += p_.values[k];
+    const std::vector<double> given = lambda_;
+    for (int corner = 0; corner < 2; ++corner) {
+        for (auto r : touched_) {
+            const ResidualUnit& ru = unit_[r];
+            if (!ru.has_multiplier()) continue;
+            const bool paid = corner == 0 || z_[r] + cover[r] >= p_.cap[r];
+            lambda_[r] = paid ? ru.min_lambda() : 1.0;
+        }
+        bound_floor_ = std::min(bound_floor_, evaluate_bound(capacity));
+    }
+    lambda_ = given;
+    root_bound_ = std::min(root_bound_, std::max(bound_floor_, value_));
 }
 
 int BranchAndBound::automatic_root_iterations() const {
@@ -202,7 +230,7 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
             idle = 0;
         }
         const double target = threshold();
-        if (best <= target || it + 1 == max_iterations || theta < kMinTheta) break;
+        if (!above_threshold(best) || it + 1 == max_iterations || theta < kMinTheta) break;
         if (small && it > 0 && it % kProgressWindow == 0) {
             // Converged enough for a small package (branching is cheap there): a window of
             // steps without a relative gain of kMinProgress.
@@ -389,7 +417,7 @@ double BranchAndBound::coordinate_descent(double capacity, double best, double* 
         if (!(ub < best_seen - 1e-12 * std::max(1.0, std::abs(best_seen)))) break;
         best_seen = ub;
         for (std::size_t j = 0; j < touched_.size(); ++j) saved_lambda_[j] = lambda_[touched_[j]];
-        if (best_seen <= threshold()) break;
+        if (!above_threshold(best_seen)) break;
         // The LP was re-solved with exact profits (mu moved): refresh the linear profits.
         refresh_linear_profits();
     }

@@ -229,6 +229,9 @@ class BranchAndBound {
     void core_search();
     double round_lp();
     void round_average();
+    void bound_root_corners(double capacity);
+    // Whether a node bound still leaves room above the incumbent (bound_floor_ counts too).
+    bool above_threshold(double bound) const { return std::min(bound, bound_floor_) > threshold(); }
     double integral_knapsack_bound();
     double knapsack_dp(const std::vector<double>& profit, std::size_t capacity, bool track);
     void offer_knapsack_choice(std::size_t capacity);
@@ -246,6 +249,10 @@ class BranchAndBound {
     // Subgradient steps aim at min(threshold, step_aim_): set while the full root's bound
     // runs on after an early rounding (node_bound.cpp).
     double step_aim_ = std::numeric_limits<double>::infinity();
+    // A bound on the whole problem from two corner multiplier vectors, evaluated once at the
+    // root (node_bound.cpp); every node's bound is at most this.
+    double bound_floor_ = std::numeric_limits<double>::infinity();
+    bool corners_pending_ = true;
     bool quick_root_ = false;   // a quick stage of the root (search.cpp): subgradient steps only
     int quick_root_budget_ = 0; // the full root's steps: the quick stage's extras take shares of it
     std::vector<std::int32_t> open_at_root_; // available candidates once the root is done, sorted
