@@ -114,10 +114,6 @@ void MultipleChoiceKnapsackLP::clear() {
     dual_value_ = 0.0;
 }
 
-void MultipleChoiceKnapsackLP::add(std::int32_t candidate, double cost, double profit) {
-    items_.push_back(Item{candidate, cost, profit, 0.0});
-}
-
 void MultipleChoiceKnapsackLP::close_group() {
     Group g;
     g.item_begin = open_begin_;
@@ -155,7 +151,7 @@ void MultipleChoiceKnapsackLP::close_group() {
     for (std::size_t h = g.hull_begin + 1; h < g.hull_end; ++h) {
         const double dc = hull_[h].cost - hull_[h - 1].cost;
         const double dp = hull_[h].profit - hull_[h - 1].profit;
-        increments_.push_back(Increment{dp / dc, dc, dp, group_index});
+        increments_.push_back(Increment{dp / dc, dc, dp, group_index, static_cast<std::uint32_t>(increments_.size())});
     }
     groups_.push_back(g);
 }
@@ -170,32 +166,53 @@ double MultipleChoiceKnapsackLP::solve(double capacity) {
     }
     for (auto& it : items_) it.x = 0.0;
 
-    // Increments of one group were appended in hull order with strictly decreasing ratios;
-    // the index tie-break keeps that order when ratios round to equal.
-    heap_.resize(increments_.size());
-    for (std::size_t i = 0; i < heap_.size(); ++i) heap_[i] = static_cast<std::uint32_t>(i);
-    const auto less = [this](std::uint32_t a, std::uint32_t b) {
-        const double ra = increments_[a].ratio, rb = increments_[b].ratio;
-        return ra < rb || (ra == rb && a > b);
+    // The LP takes increments by decreasing ratio (index breaks ties, so a group's increments,
+    // appended in hull order with decreasing ratios, stay in that order) while they fit,
+    // then a fraction of the next: the critical one. It is found by weighted selection
+    // (expected linear time; Balas and Zemel 1980 find the critical item of a knapsack the
+    // same way): partition around a pivot; if the increments ahead of it fit, take them all
+    // and go on behind it, else look among them.
+    const auto ahead = [](const Increment& a, const Increment& b) {
+        return a.ratio > b.ratio || (a.ratio == b.ratio && a.index < b.index);
     };
-    std::make_heap(heap_.begin(), heap_.end(), less);
     double remaining = capacity;
     price_ = 0.0;
-    auto end = heap_.end();
-    while (end != heap_.begin()) {
-        const Increment& inc = increments_[heap_.front()];
-        if (inc.cost <= remaining) {
-            remaining -= inc.cost;
-            value += inc.profit;
-            ++groups_[inc.group].taken;
-            std::pop_heap(heap_.begin(), end, less);
-            --end;
+    std::size_t lo = 0, hi = increments_.size();
+    while (lo < hi) {
+        // Median of three as the pivot, moved to the end of the range.
+        const std::size_t mid = lo + (hi - lo) / 2;
+        if (ahead(increments_[hi - 1], increments_[lo])) std::swap(increments_[hi - 1], increments_[lo]);
+        if (ahead(increments_[mid], increments_[lo])) std::swap(increments_[mid], increments_[lo]);
+        if (ahead(increments_[hi - 1], increments_[mid])) std::swap(increments_[hi - 1], increments_[mid]);
+        std::swap(increments_[mid], increments_[hi - 1]);
+        const Increment pivot = increments_[hi - 1];
+        std::size_t split = lo;
+        double cost = 0.0, profit = 0.0;
+        for (std::size_t i = lo; i + 1 < hi; ++i)
+            if (ahead(increments_[i], pivot)) {
+                cost += increments_[i].cost;
+                profit += increments_[i].profit;
+                std::swap(increments_[i], increments_[split++]);
+            }
+        std::swap(increments_[split], increments_[hi - 1]);
+        if (cost <= remaining) {
+            remaining -= cost;
+            value += profit;
+            for (std::size_t i = lo; i < split; ++i) ++groups_[increments_[i].group].taken;
+            if (pivot.cost <= remaining) {
+                remaining -= pivot.cost;
+                value += pivot.profit;
+                ++groups_[pivot.group].taken;
+                lo = split + 1;
+            } else {
+                const double f = remaining / pivot.cost;
+                value += f * pivot.profit;
+                groups_[pivot.group].fraction = f;
+                price_ = pivot.ratio;
+                break;
+            }
         } else {
-            const double f = remaining / inc.cost;
-            value += f * inc.profit;
-            groups_[inc.group].fraction = f;
-            price_ = inc.ratio;
-            break;
+            hi = split;
         }
     }
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "memaudit/bounds.hpp"
 #include "memaudit/cuts.hpp"
 #include "memaudit/objective.hpp"
 #include "memaudit/reduction.hpp"
@@ -89,6 +90,81 @@ double brute_force(const Problem& p, double budget) {
     }
     return best;
 }
+
+// The multiple-choice knapsack LP against its definition: every group's upper hull
+// increments sorted by ratio and taken while they fit, then a fraction of the next.
+void check_knapsack_lp(std::mt19937& rng, int seed) {
+    std::uniform_int_distribution<int> groups_dist(1, 40), items_dist(1, 5), cost_dist(0, 6), profit_dist(-2, 9);
+    std::uniform_int_distribution<int> tie_dist(0, 1);
+    const bool ties = tie_dist(rng) == 1; // integer data: many equal ratios
+    struct Inc { double ratio, cost, profit; };
+    std::vector<Inc> incs;
+    double base = 0.0, total_cost = 0.0;
+    MultipleChoiceKnapsackLP lp;
+    const int groups = groups_dist(rng);
+    for (int g = 0; g < groups; ++g) {
+        std::vector<std::pair<double, double>> items(static_cast<std::size_t>(items_dist(rng)));
+        for (auto& [c, pr] : items) {
+            c = cost_dist(rng) + (ties ? 0.0 : std::uniform_real_distribution<double>(0.0, 1.0)(rng));
+            pr = profit_dist(rng) + (ties ? 0.0 : std::uniform_real_distribution<double>(0.0, 1.0)(rng));
+        }
+        std::sort(items.begin(), items.end());
+        for (const auto& [c, pr] : items) lp.add(static_cast<std::int32_t>(g), c, pr);
+        lp.close_group();
+        // Reference hull: the best profit at each cost, then the upper concave chain.
+        std::vector<std::pair<double, double>> hull{{0.0, 0.0}};
+        for (const auto& [c, pr] : items) {
+            if (!(pr > hull.back().second)) continue;
+            if (c <= hull.back().first) {
+                hull.back() = {c, pr};
+                if (hull.size() == 1) continue;
+            }
+            while (hull.size() >= 2) {
+                const auto& a = hull[hull.size() - 2];
+                const auto& b = hull.back();
+                if ((b.second - a.second) / (b.first - a.first) > (pr - b.second) / (c - b.first)) break;
+                hull.pop_back();
+            }
+            if (hull.back().first != c) hull.emplace_back(c, pr);
+        }
+        base += hull.front().second;
+        for (std::size_t h = 1; h < hull.size(); ++h) {
+            const double dc = hull[h].first - hull[h - 1].first, dp = hull[h].second - hull[h - 1].second;
+            incs.push_back({dp / dc, dc, dp});
+            total_cost += dc;
+        }
+    }
+    std::stable_sort(incs.begin(), incs.end(), [](const Inc& a, const Inc& b) { return a.ratio > b.ratio; });
+    for (double share : {0.0, 0.1, 0.35, 0.7, 1.0, 1.5}) {
+        const double capacity = std::floor(share * total_cost);
+        double remaining = capacity, value = base, price = 0.0;
+        for (const auto& inc : incs) {
+            if (inc.cost <= remaining) {
+                remaining -= inc.cost;
+                value += inc.profit;
+            } else {
+                value += remaining / inc.cost * inc.profit;
+                price = inc.ratio;
+                break;
+            }
+        }
+        const double got = lp.solve(capacity);
+        check(std::fabs(got - value) <= 1e-9 * std::max(1.0, std::fabs(value)), "knapsack LP value", seed);
+        check(std::fabs(lp.price() - price) <= 1e-12 * std::max(1.0, price), "knapsack LP critical ratio", seed);
+        check(lp.dual_value() + 1e-9 * std::max(1.0, std::fabs(value)) >= got, "knapsack LP dual bounds it", seed);
+        double x_cost = 0.0;
+        for (std::size_t g = 0; g < lp.num_groups(); ++g) {
+            double x_sum = 0.0;
+            for (std::size_t i = lp.item_begin(g); i < lp.item_end(g); ++i) {
+                x_sum += lp.item_x(i);
+                x_cost += lp.item_x(i) * lp.item_cost(i);
+            }
+            check(x_sum <= 1.0 + 1e-12, "knapsack LP takes at most one per group", seed);
+        }
+        check(x_cost <= capacity + 1e-9 * std::max(1.0, capacity), "knapsack LP fits", seed);
+    }
+}
+
 
 } // namespace
 
@@ -249,6 +325,12 @@ int main() {
             threw = true;
         }
         check(threw, "invalid problem throws", 0);
+    }
+
+    // The multiple-choice knapsack LP of every bound.
+    for (int seed = 0; seed < 300; ++seed) {
+        std::mt19937 rng(seed);
+        check_knapsack_lp(rng, seed);
     }
 
     // The package scanner (test_package_scan.cpp).

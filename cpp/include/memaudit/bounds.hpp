@@ -65,7 +65,7 @@ class MultipleChoiceKnapsackLP {
     void clear();
     // Items of one group by non-decreasing cost, then close_group(). Items with profit <= 0
     // may be added (they never enter the hull).
-    void add(std::int32_t candidate, double cost, double profit);
+    void add(std::int32_t candidate, double cost, double profit) { items_.push_back(Item{candidate, cost, profit, 0.0}); }
     void close_group();
 
     // Solves for capacity R >= 0 and returns the LP value.
@@ -116,13 +116,13 @@ class MultipleChoiceKnapsackLP {
         double cost;
         double profit;
         std::uint32_t group;
+        std::uint32_t index; // appended order: breaks ratio ties
     };
 
     std::vector<Item> items_;
     std::vector<Group> groups_;
     std::vector<HullPoint> hull_;
-    std::vector<Increment> increments_;
-    std::vector<std::uint32_t> heap_;
+    std::vector<Increment> increments_; // reordered by solve()
     std::size_t open_begin_ = 0;
     double price_ = 0.0;
     double dual_value_ = 0.0;
