@@ -75,13 +75,24 @@ void WarmStart::load(const Store& store) {
     for (auto u : store.candidates) add(u);
 }
 
-Store WarmStart::lazy_greedy(bool by_density) {
+void WarmStart::lazy_greedy(bool by_density) {
     // Max-heap on (key, -index): stale keys are upper bounds because gains only shrink.
     using Entry = std::pair<double, std::int32_t>;
     auto cmp = [](const Entry& a, const Entry& b) { return a.first < b.first || (a.first == b.first && a.second > b.second); };
     heap_.clear();
-    for (std::int32_t u = 0; u < p_.num_candidates; ++u) {
-        if (group_used_[p_.group_of[u]] || cost_ + p_.cost[u] > limit_) continue;
+    // Candidates by cost: the scan ends at the first that does not fit. A fill after one
+    // removal (local search) then looks at the few candidates the freed budget affords, not
+    // at all of them; the heap's order, and so the result, does not depend on the scan's.
+    if (by_cost_.empty() && p_.num_candidates > 0) {
+        by_cost_.resize(static_cast<std::size_t>(p_.num_candidates));
+        for (std::int32_t u = 0; u < p_.num_candidates; ++u) by_cost_[static_cast<std::size_t>(u)] = u;
+        std::sort(by_cost_.begin(), by_cost_.end(), [this](std::int32_t a, std::int32_t b) {
+            return p_.cost[a] < p_.cost[b] || (p_.cost[a] == p_.cost[b] && a < b);
+        });
+    }
+    for (auto u : by_cost_) {
+        if (cost_ + p_.cost[u] > limit_) break;
+        if (group_used_[p_.group_of[u]]) continue;
         const double g = gain(u);
         if (g > kMinGain) heap_.emplace_back(by_density ? density(g, p_.cost[u]) : g, u);
     }
@@ -102,17 +113,18 @@ Store WarmStart::lazy_greedy(bool by_density) {
         }
         add(u);
     }
-    return snapshot();
 }
 
 Store WarmStart::greedy_by_density() {
     reset();
-    return lazy_greedy(true);
+    lazy_greedy(true);
+    return snapshot();
 }
 
 Store WarmStart::greedy_by_gain() {
     reset();
-    return lazy_greedy(false);
+    lazy_greedy(false);
+    return snapshot();
 }
 
 void WarmStart::fill_by_density() { lazy_greedy(true); }

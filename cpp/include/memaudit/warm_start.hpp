@@ -59,7 +59,7 @@ class WarmStart {
     void reset();
     Store snapshot() const;
     void load(const Store& store);
-    Store lazy_greedy(bool by_density);
+    void lazy_greedy(bool by_density);
     void fill_by_density();
     // The best single swap (remove `out`, insert `in`) gaining more than `eps`; false if none.
     bool best_swap(double eps, std::int64_t& work, std::int32_t& out, std::int32_t& in);
@@ -71,6 +71,7 @@ class WarmStart {
     std::vector<char> group_used_;
     std::vector<std::int32_t> store_;
     std::vector<std::pair<double, std::int32_t>> heap_; // lazy greedy's, kept between calls
+    std::vector<std::int32_t> by_cost_;                  // candidates by cost (lazy greedy's scan), built once
     std::vector<std::pair<double, std::int32_t>> ranked_; // best_swap's gains of free-group candidates
     std::vector<std::uint32_t> near_, seen_;               // best_swap's stamps, per candidate
     std::uint32_t stamp_ = 0;
