@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 namespace memaudit {
@@ -75,14 +76,10 @@ void WarmStart::load(const Store& store) {
     for (auto u : store.candidates) add(u);
 }
 
-void WarmStart::lazy_greedy(bool by_density) {
-    // Max-heap on (key, -index): stale keys are upper bounds because gains only shrink.
-    using Entry = std::pair<double, std::int32_t>;
-    auto cmp = [](const Entry& a, const Entry& b) { return a.first < b.first || (a.first == b.first && a.second > b.second); };
-    heap_.clear();
+void WarmStart::collect(bool by_density) {
     // Candidates by cost: the scan ends at the first that does not fit. A fill after one
     // removal (local search) then looks at the few candidates the freed budget affords, not
-    // at all of them; the heap's order, and so the result, does not depend on the scan's.
+    // at all of them; the greedy's order, and so the result, does not depend on the scan's.
     if (by_cost_.empty() && p_.num_candidates > 0) {
         by_cost_.resize(static_cast<std::size_t>(p_.num_candidates));
         for (std::int32_t u = 0; u < p_.num_candidates; ++u) by_cost_[static_cast<std::size_t>(u)] = u;
@@ -90,12 +87,19 @@ void WarmStart::lazy_greedy(bool by_density) {
             return p_.cost[a] < p_.cost[b] || (p_.cost[a] == p_.cost[b] && a < b);
         });
     }
+    heap_.clear();
     for (auto u : by_cost_) {
         if (cost_ + p_.cost[u] > limit_) break;
         if (group_used_[p_.group_of[u]]) continue;
         const double g = gain(u);
         if (g > kMinGain) heap_.emplace_back(by_density ? density(g, p_.cost[u]) : g, u);
     }
+}
+
+void WarmStart::drain(bool by_density) {
+    // Max-heap on (key, -index): stale keys are upper bounds because gains only shrink.
+    using Entry = std::pair<double, std::int32_t>;
+    auto cmp = [](const Entry& a, const Entry& b) { return a.first < b.first || (a.first == b.first && a.second > b.second); };
     std::make_heap(heap_.begin(), heap_.end(), cmp);
     while (!heap_.empty()) {
         std::pop_heap(heap_.begin(), heap_.end(), cmp);
@@ -106,13 +110,20 @@ void WarmStart::lazy_greedy(bool by_density) {
         const double g = gain(u);
         if (g <= kMinGain) continue;
         const double fresh = by_density ? density(g, p_.cost[u]) : g;
-        if (!heap_.empty() && fresh < heap_.front().first) {
+        // Taken once it is still first by (key, -index): with the index in the order, what
+        // the heap holds beyond the candidates that still fit does not change the result.
+        if (!heap_.empty() && cmp(Entry{fresh, u}, heap_.front())) {
             heap_.emplace_back(fresh, u);
             std::push_heap(heap_.begin(), heap_.end(), cmp);
             continue;
         }
         add(u);
     }
+}
+
+void WarmStart::lazy_greedy(bool by_density) {
+    collect(by_density);
+    drain(by_density);
 }
 
 Store WarmStart::greedy_by_density() {
@@ -128,6 +139,61 @@ Store WarmStart::greedy_by_gain() {
 }
 
 void WarmStart::fill_by_density() { lazy_greedy(true); }
+
+Store WarmStart::filled(const Store& start, bool few) {
+    load(start);
+    if (few) refill();
+    else fill_by_density();
+    return snapshot();
+}
+
+void WarmStart::refill() {
+    // fill_by_density for a nearly full store (local search), where a few candidates go in:
+    // the heap would pop every entry, most of them no longer fitting. Instead each step scans
+    // the entries left, drops those that no longer fit or whose group is used (they never
+    // come back; the heap drops them when they come up), and takes the first by
+    // (density, -index) once it is still first with its fresh density: the heap's rule, so
+    // the same store. After log2(entries) steps the heap is cheaper, and the rest goes to it.
+    collect(true);
+    const double heap_after = 2.0 + std::log2(static_cast<double>(heap_.size()) + 1.0);
+    for (int step = 0; !heap_.empty(); ++step) {
+        if (step > heap_after) {
+            drain(true);
+            return;
+        }
+        std::size_t kept = 0, best = 0;
+        std::pair<double, std::int32_t> runner_up{-std::numeric_limits<double>::infinity(), -1};
+        const auto first = [](const std::pair<double, std::int32_t>& a, const std::pair<double, std::int32_t>& b) {
+            return a.first > b.first || (a.first == b.first && a.second < b.second);
+        };
+        for (std::size_t i = 0; i < heap_.size(); ++i) {
+            const auto entry = heap_[i];
+            if (group_used_[p_.group_of[entry.second]] || cost_ + p_.cost[entry.second] > limit_) continue;
+            heap_[kept] = entry;
+            if (kept > 0) {
+                if (first(entry, heap_[best])) {
+                    runner_up = heap_[best];
+                    best = kept;
+                } else if (first(entry, runner_up)) {
+                    runner_up = entry;
+                }
+            }
+            ++kept;
+        }
+        heap_.resize(kept);
+        if (kept == 0) break;
+        const auto u = heap_[best].second;
+        const double g = gain(u);
+        const double fresh = density(g, p_.cost[u]);
+        if (g > kMinGain && kept > 1 && first(runner_up, {fresh, u})) {
+            heap_[best].first = fresh;
+            continue;
+        }
+        heap_[best] = heap_.back();
+        heap_.pop_back();
+        if (g > kMinGain) add(u);
+    }
+}
 
 Store WarmStart::value_thresholds(std::size_t max_thresholds) {
     std::vector<double> singles;
@@ -182,7 +248,7 @@ Store WarmStart::improve(Store start, std::int64_t work_limit) {
         if (best_swap(eps, work, best_out, best_in)) {
             remove(best_out);
             add(best_in);
-            fill_by_density();
+            refill();
             continue;
         }
         // No swap gains: try removing one candidate and refilling the freed budget greedily
@@ -194,7 +260,7 @@ Store WarmStart::improve(Store start, std::int64_t work_limit) {
             const double before = value_;
             remove(s);
             const std::size_t mark = store_.size();
-            fill_by_density();
+            refill();
             work += nnz;
             if (value_ > before + eps && std::find(store_.begin() + static_cast<std::ptrdiff_t>(mark), store_.end(), s) == store_.end()) {
                 improved = true;

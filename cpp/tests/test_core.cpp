@@ -327,6 +327,25 @@ int main() {
         check(threw, "invalid problem throws", 0);
     }
 
+    // Local search's fill (a scan per step) and the greedy's (a heap) give the same store.
+    for (int seed = 0; seed < 300; ++seed) {
+        std::mt19937 rng(seed);
+        Problem p = random_problem(rng, 40);
+        const ReducedProblem rp = reduce(p);
+        double total = 0.0;
+        for (auto c : rp.cost) total += c;
+        for (double share : {0.2, 0.5, 0.9}) {
+            WarmStart ws(rp, budget_limit(share * total));
+            Store start = ws.greedy_by_density();
+            std::vector<std::int32_t> kept;
+            for (auto u : start.candidates)
+                if (rng() % 3 != 0) kept.push_back(u);
+            start.candidates = kept;
+            const Store a = ws.filled(start, false), b = ws.filled(start, true);
+            check(a.candidates == b.candidates && a.value == b.value, "both fills give the same store", seed);
+        }
+    }
+
     // The multiple-choice knapsack LP of every bound.
     for (int seed = 0; seed < 300; ++seed) {
         std::mt19937 rng(seed);

@@ -51,6 +51,9 @@ class WarmStart {
     // The best of the constructive heuristics; `seed` (feasible, possibly empty) competes too.
     // Local improvement is left to the search: most packages close at the root without it.
     Store best(const Store& seed);
+    // `start` (feasible) filled by the density greedy; `few` picks the fill meant for a few
+    // additions (local search's). Both give the same store (tested).
+    Store filled(const Store& start, bool few);
 
   private:
     double gain(std::int32_t u) const;
@@ -60,7 +63,10 @@ class WarmStart {
     Store snapshot() const;
     void load(const Store& store);
     void lazy_greedy(bool by_density);
+    void collect(bool by_density); // the greedy's entries, into heap_ (unordered)
+    void drain(bool by_density);   // the greedy on heap_'s entries
     void fill_by_density();
+    void refill(); // fill_by_density's stores, cheaper when a few candidates go in
     // The best single swap (remove `out`, insert `in`) gaining more than `eps`; false if none.
     bool best_swap(double eps, std::int64_t& work, std::int32_t& out, std::int32_t& in);
 
