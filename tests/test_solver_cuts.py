@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 
 from memaudit_fast import _core
 from oracles.exact import MID_SIZE_CASES as MID_CASES
-from oracles.exact import Instance, brute_force, h_value, mid_size, milp_optimum, saturation_table, synthetic_instance
+from oracles.exact import (
+    Instance,
+    brute_force,
+    h_value,
+    mid_size,
+    milp_optimum,
+    saturation_table,
+    synthetic_instance,
+)
 from strategies import instances
 
 TOL = 1e-9
