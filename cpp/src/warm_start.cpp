@@ -13,6 +13,10 @@ constexpr double kMinGain = 1e-12;
 
 double density(double gain, double cost) { return gain / std::max(cost, 1e-12); }
 
+// The greedy's entries (key, candidate) and their order: higher key first, then lower index.
+using Entry = std::pair<double, std::int32_t>;
+bool ahead(const Entry& a, const Entry& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); }
+
 } // namespace
 
 WarmStart::WarmStart(const ReducedProblem& problem, double budget_limit, std::int64_t work_limit)
@@ -97,9 +101,8 @@ void WarmStart::collect(bool by_density) {
 }
 
 void WarmStart::drain(bool by_density) {
-    // Max-heap on (key, -index): stale keys are upper bounds because gains only shrink.
-    using Entry = std::pair<double, std::int32_t>;
-    auto cmp = [](const Entry& a, const Entry& b) { return a.first < b.first || (a.first == b.first && a.second > b.second); };
+    // Max-heap in the order of `ahead`: stale keys are upper bounds because gains only shrink.
+    auto cmp = [](const Entry& a, const Entry& b) { return ahead(b, a); };
     std::make_heap(heap_.begin(), heap_.end(), cmp);
     while (!heap_.empty()) {
         std::pop_heap(heap_.begin(), heap_.end(), cmp);
@@ -162,19 +165,16 @@ void WarmStart::refill() {
             return;
         }
         std::size_t kept = 0, best = 0;
-        std::pair<double, std::int32_t> runner_up{-std::numeric_limits<double>::infinity(), -1};
-        const auto first = [](const std::pair<double, std::int32_t>& a, const std::pair<double, std::int32_t>& b) {
-            return a.first > b.first || (a.first == b.first && a.second < b.second);
-        };
+        Entry runner_up{-std::numeric_limits<double>::infinity(), -1};
         for (std::size_t i = 0; i < heap_.size(); ++i) {
             const auto entry = heap_[i];
             if (group_used_[p_.group_of[entry.second]] || cost_ + p_.cost[entry.second] > limit_) continue;
             heap_[kept] = entry;
             if (kept > 0) {
-                if (first(entry, heap_[best])) {
+                if (ahead(entry, heap_[best])) {
                     runner_up = heap_[best];
                     best = kept;
-                } else if (first(entry, runner_up)) {
+                } else if (ahead(entry, runner_up)) {
                     runner_up = entry;
                 }
             }
@@ -185,7 +185,7 @@ void WarmStart::refill() {
         const auto u = heap_[best].second;
         const double g = gain(u);
         const double fresh = density(g, p_.cost[u]);
-        if (g > kMinGain && kept > 1 && first(runner_up, {fresh, u})) {
+        if (g > kMinGain && kept > 1 && ahead(runner_up, {fresh, u})) {
             heap_[best].first = fresh;
             continue;
         }
