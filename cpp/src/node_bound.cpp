@@ -211,8 +211,10 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
                 for (std::size_t i = lp_.item_begin(lg); i < lp_.item_end(lg); ++i)
                     if (lp_.item_x(i) > 0.0) xbar_[lp_.item_candidate(i)] += kAverageWeight * lp_.item_x(i);
         }
-        if (root && polisher_) {
-            // Lagrangian heuristic: each multiplier vector rounds to a different store.
+        if (root && polisher_ && (small || it % kRoundEvery == 0)) {
+            // Lagrangian heuristic: each multiplier vector rounds to a different store (on
+            // large roots every kRoundEvery-th: a rounding costs a sixth of a step there, and
+            // neighbouring steps round to much the same store).
             const double rounded = round_lp();
             if (rounded > root_rounded_.value) {
                 root_rounded_.candidates = picked_;

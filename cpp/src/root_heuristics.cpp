@@ -1,6 +1,6 @@
 // Primal heuristics of the branch-and-bound:
 //  * LP rounding: S plus every candidate the knapsack LP takes whole is feasible (those
-//    increments fit R); at the root every multiplier vector of the subgradient is rounded
+//    increments fit R); at the root the multiplier vectors of the subgradient are rounded
 //    (a Lagrangian heuristic), the best rounded store polished by local search.
 //  * Core search: candidates ranked by the root LP's reduced cost rc_u = p_u - mu c_u - pi_G;
 //    node-limited searches over the best-priced K of them (plus the incumbent's), K doubling,

@@ -70,6 +70,8 @@ constexpr double kCutTheta = 1.0;
 constexpr std::size_t kMaxCutsPerUnit = 4;
 constexpr std::size_t kMaxCutsPerRound = 200;
 constexpr double kMinCutViolation = 1e-4;
+// On large roots the Lagrangian heuristic rounds the LP of every kRoundEvery-th subgradient step.
+constexpr int kRoundEvery = 4;
 // Averaged-LP rounding (root_heuristics.cpp) reads candidates the average holds above this.
 constexpr double kAverageRoundMin = 1e-3;
 
