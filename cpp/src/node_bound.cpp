@@ -143,6 +143,8 @@ double BranchAndBound::bound_node(int max_iterations) {
     // root's reduced-cost fixing reads the incumbent (not in a core search: its root is short).
     if (root && !quick_root_ && cuts_enabled_ && above_threshold(best) && limits_.core_search) round_average();
     step_aim_ = std::numeric_limits<double>::infinity();
+    // The floor may be the lower of the two, while the LP loaded stays the last step's: the
+    // fixing and branching that read it are valid for any LP evaluated, as each is whole.
     return std::min(best, bound_floor_);
 }
 
