@@ -143,8 +143,9 @@ def test_sigkill_at_any_moment_then_resume_loses_nothing(tmp_path):
     assert all(r["status"] == "optimal" for r in records)
 
 
-def test_ray_backend_matches_local_and_resumes_with_the_same_keys(tmp_path):
-    pytest.importorskip("ray")
+@pytest.mark.parametrize("running", [True, False], ids=["ray-running", "ray-started-by-the-run"])
+def test_ray_backend_matches_local_and_resumes_with_the_same_keys(tmp_path, running):
+    ray = pytest.importorskip("ray")
     make_set(tmp_path / "set.jsonl", 8)
     options = BatchOptions(budgets=BUDGETS)
     run_batch([tmp_path / "set.jsonl"], tmp_path / "local.jsonl", options, workers=1, backend="serial")
@@ -153,7 +154,33 @@ def test_ray_backend_matches_local_and_resumes_with_the_same_keys(tmp_path):
     # twice: the driver writes, the keys stay unique, the records equal the local ones.
     lines = (tmp_path / "local.jsonl").read_text().splitlines(keepends=True)
     (tmp_path / "ray.jsonl").write_text("".join(lines[:9]) + lines[9][:30])
-    summary = run_batch([tmp_path / "set.jsonl", tmp_path / "set.jsonl"], tmp_path / "ray.jsonl", options,
-                        workers=2, backend="ray", chunk_size=2, resume=True)
+    # A Ray already running gets every chunk; one the run starts itself gets those that come
+    # after it is up (the driver scores the others meanwhile) and is shut down by the run.
+    if running:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="warning")
+    try:
+        summary = run_batch([tmp_path / "set.jsonl", tmp_path / "set.jsonl"], tmp_path / "ray.jsonl", options,
+                            workers=2, backend="ray", chunk_size=2, resume=True)
+        assert ray.is_initialized() == running
+    finally:
+        ray.shutdown()
     assert summary.truncated_tail and summary.skipped == 3 and summary.duplicates == 8
     assert timings_removed(read(tmp_path / "ray.jsonl")) == expected
+
+
+def test_a_local_ray_scores_in_the_driver_until_it_is_up_then_on_its_workers():
+    ray = pytest.importorskip("ray")
+    from memaudit_fast.experiments.parallel import RayRunner, _loaded
+
+    assert not ray.is_initialized()
+    # _loaded returns the pid of the process that ran it.
+    runner = RayRunner(_loaded, (), workers=1, address=None)
+    try:
+        first = runner.submit([None])
+        assert runner.wait(first, 0.0) and runner.result(first) == os.getpid()
+        assert runner.ready.wait(120) and runner.failure is None
+        handle = runner.submit([None])
+        assert runner.wait(handle, 60.0) and runner.result(handle) != os.getpid()
+    finally:
+        runner.close()
+    assert not ray.is_initialized()

@@ -216,12 +216,23 @@ class ProcessRunner(ThreadRunner):
         kill_pool(self.pool)
 
 
+class _Finished:
+    """The handle of a chunk already scored in this process."""
+
+    __slots__ = ("outcome",)
+
+    def __init__(self, outcome: Any) -> None:
+        self.outcome = outcome
+
+
 class RayRunner:
     """Chunks scored as Ray tasks, on a local Ray started for the run or on a cluster.
 
     Only the driver (this process) reads inputs and writes outputs; a task gets its chunk and
-    returns its results. A local Ray started here is shut down by ``close``; a cluster given by
-    ``address`` is left running, and ``stop`` cancels this run's tasks on it.
+    returns its results. A cluster given by ``address`` is reached before anything runs (if it
+    cannot be, the output is not touched) and is left running; ``stop`` cancels this run's
+    tasks on it. A local Ray started here takes seconds to come up: it starts in a thread
+    while the driver scores the first chunks itself, and ``close`` shuts it down.
     """
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], workers: int, address: str | None) -> None:
@@ -229,36 +240,90 @@ class RayRunner:
             import ray
         except ImportError:
             raise UsageError("the ray backend needs Ray: pip install 'memaudit_fast[ray]'") from None
+
+        self.ray, self.fn, self.local_args = ray, fn, args
+        self.workers, self.address = workers, address
+        self.depth = 2 * max(1, workers)
+        self.outstanding: set[Any] = set()
+        self.failure: BaseException | None = None
+        self.ready = threading.Event()
+        self.closing = threading.Event()
+        self.started_here = not ray.is_initialized()
+        self.starter: threading.Thread | None = None
+        if self.started_here and not address:
+            self.starter = threading.Thread(target=self._own_ray, name="memaudit-ray", daemon=True)
+            self.starter.start()
+            return
+        self._start()
+        if self.failure is not None:
+            raise self.failure
+
+    def _own_ray(self) -> None:
+        """The thread of a local Ray started here: it starts Ray, then lives until ``close``
+        and shuts Ray down. Ray's processes are set to die with the thread that started them
+        (Linux's parent-death signal follows the thread), so that thread must outlive the run."""
+        try:
+            self._start()
+            self.closing.wait()
+        finally:
+            if self.ray.is_initialized():
+                self.ray.shutdown()
+
+    def _start(self) -> None:
         import logging
 
-        self.ray = ray
-        self.started_here = not ray.is_initialized()
-        if self.started_here:
-            try:
-                if address:
-                    ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
-                else:
-                    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
-                             logging_level=logging.WARNING)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise UsageError(f"cannot start or reach Ray ({address or 'local'}): {exc}") from None
-        cpus = int(ray.cluster_resources().get("CPU", workers)) if address else workers
-        self.depth = 2 * max(1, cpus)
-        self.remote = ray.remote(num_cpus=1)(fn)
-        self.args = tuple(ray.put(a) for a in args)
-        self.outstanding: set[Any] = set()
+        ray = self.ray
+        try:
+            if self.started_here:
+                # From a thread, ray.init warns that it leaves SIGTERM alone: the batch
+                # handles SIGTERM itself.
+                quiet = _DropRecord("SIGTERM handler is not set")
+                logging.getLogger("ray._private.worker").addFilter(quiet)
+                try:
+                    if self.address:
+                        ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING)
+                    else:
+                        ray.init(num_cpus=self.workers, include_dashboard=False, log_to_driver=False,
+                                 logging_level=logging.WARNING)
+                finally:
+                    logging.getLogger("ray._private.worker").removeFilter(quiet)
+            cpus = int(ray.cluster_resources().get("CPU", self.workers)) if self.address else self.workers
+            self.depth = 2 * max(1, cpus)
+            self.remote = ray.remote(num_cpus=1)(self.fn)
+            self.args = tuple(ray.put(a) for a in self.local_args)
+            if self.starter is not None:
+                # A new worker imports this package on its first task; with one small task
+                # each, that happens while the driver still scores chunks itself.
+                warm = ray.remote(num_cpus=1)(_loaded)
+                ray.get([warm.remote(self.fn) for _ in range(self.workers)])
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = self.address or "local"
+            kept = "; what was scored before is kept and --resume continues" if self.starter else ""
+            self.failure = UsageError(f"cannot start or reach Ray ({where}): {exc}{kept}")
+        except BaseException as exc:  # noqa: BLE001 - handed to the thread that submits
+            self.failure = exc
+        finally:
+            self.ready.set()
 
     def submit(self, chunk: list[Any]) -> Any:
+        if not self.ready.is_set():
+            return _Finished(self.fn(chunk, *self.local_args))  # Ray is still starting
+        if self.failure is not None:
+            raise self.failure
         handle = self.remote.remote(chunk, *self.args)
         self.outstanding.add(handle)
         return handle
 
     def result(self, handle: Any) -> Any:
+        if isinstance(handle, _Finished):
+            return handle.outcome
         outcome = self.ray.get(handle)
         self.outstanding.discard(handle)
         return outcome
 
     def wait(self, handle: Any, timeout: float) -> bool:
+        if isinstance(handle, _Finished):
+            return True
         finished, _ = self.ray.wait([handle], timeout=timeout)
         return bool(finished)
 
@@ -271,8 +336,26 @@ class RayRunner:
         self.outstanding.clear()
 
     def close(self) -> None:
-        if self.started_here:
+        if self.starter is not None:
+            self.closing.set()
+            self.starter.join()
+        elif self.started_here and self.ray.is_initialized():
             self.ray.shutdown()
+
+
+def _loaded(fn: Callable[..., Any]) -> int:
+    """A task that only loads ``fn`` (and with it this package) in a worker."""
+    return os.getpid()
+
+
+class _DropRecord:
+    """A logging filter that drops records whose message contains ``text``."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def filter(self, record: Any) -> bool:
+        return self.text not in record.getMessage()
 
 
 def make_runner(backend: str, fn: Callable[..., Any], args: tuple[Any, ...], workers: int,
