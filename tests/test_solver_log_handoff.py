@@ -156,9 +156,11 @@ def test_a_race_that_does_not_win_leaves_the_proof_to_the_search(monkeypatch: py
     races: list[Any] = []
     real_start = exact._start_race
 
-    def start(compiled: Any, budget: float, line: Any, time_limit: Any, start_after: float = 0.0) -> Any:
+    def start(compiled: Any, budget: float, line: Any, time_limit: Any, start_after: float = 0.0,
+              budget_stop: Any = None) -> Any:
         started.append((budget, bool(line.root_done), len(line.open_candidates)))
-        races.append(real_start(compiled, budget, line, time_limit, start_after))
+        # Without the BudgetStop, a proof of the race does not reach the search either.
+        races.append(real_start(compiled, budget, line, time_limit, start_after, None))
         return races[-1]
 
     monkeypatch.setattr(exact, "_start_race", start)
@@ -251,3 +253,59 @@ def test_cli_sigterm_keeps_the_record_and_says_how_to_stop(
     assert err.count("still solving after") == 1 and "SIGTERM" in err
     assert "incumbent" in err and "gap" in err  # the --verbose log
     assert signal.getsignal(signal.SIGTERM) is not solve_cli._terminate  # handler restored
+
+
+def test_a_budget_stop_ends_only_the_budget_it_names() -> None:
+    from memaudit_fast.model.compiled import compile_package
+
+    data = hard_package()
+    (budget,) = data["budgets"]
+    c = compile_package(data)
+    stop = _core.BudgetStop()
+    assert np.isnan(stop.budget)
+    small = 8.0
+    reference = _core.solve(c.problem, [small])[0]
+    assert str(reference.status) == "optimal"
+
+    def name_it() -> None:
+        stop.stop(budget)
+
+    # Named from another thread while the search of `budget` runs (its root alone takes longer
+    # than the delay): that search stops, with a valid store and bound; the other budget is
+    # solved as usual, and no progress callback is involved.
+    timer = threading.Timer(0.05, name_it)
+    timer.start()
+    try:
+        stopped, other = _core.solve(c.problem, [budget, small], time_limit=60.0, budget_stop=stop)
+    finally:
+        timer.cancel()
+    assert stop.budget == budget
+    assert str(stopped.status) == "time_limit" and stopped.seconds < 5.0
+    assert stopped.value <= stopped.upper_bound + TOL
+    assert stopped.value == pytest.approx(c.objective(list(stopped.selected)), rel=1e-12)
+    assert str(other.status) == "optimal" and other.value == pytest.approx(reference.value, rel=1e-12)
+
+
+def test_a_race_needs_no_progress_line_after_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without a log, a solve with finish gets one line per budget (to start its race): each call
+    # into Python from the search waits for the GIL, which a racing HiGHS holds often.
+    from memaudit_fast.solve import exact
+
+    seen: list[float] = []
+    real = exact._handoff_watch
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        watch, interval, first = real(*args, **kwargs)
+
+        def counted(line: Any) -> bool:
+            seen.append(float(line.seconds))
+            return watch(line)  # type: ignore[no-any-return]
+
+        return counted, interval, first
+
+    monkeypatch.setattr(exact, "_handoff_watch", counting)
+    data = hard_package()
+    (budget,) = data["budgets"]
+    result = solve(data, budget=budget, finish="highs", handoff_after=0.05, time_limit=1.0)
+    assert result.status in ("optimal", "time_limit")
+    assert len(seen) == 1 and 0.02 <= seen[0] < 0.5

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -22,6 +23,13 @@ namespace {
 // Shared so a token outlives every solve that watches it, whichever thread drops it last.
 struct CancelToken {
     std::shared_ptr<std::atomic<bool>> flag = std::make_shared<std::atomic<bool>>(false);
+};
+
+// The budget whose search must stop, set by another thread without the GIL being needed by
+// the search (a race against another solver polls nothing).
+struct BudgetStop {
+    std::shared_ptr<std::atomic<double>> budget =
+        std::make_shared<std::atomic<double>>(std::numeric_limits<double>::quiet_NaN());
 };
 
 std::string result_repr(const SolveResult& r) {
@@ -44,6 +52,12 @@ void register_solver(py::module_& m) {
         .def("cancel", [](CancelToken& t) { t.flag->store(true); }, "Ask every solve watching this token to stop.")
         .def("reset", [](CancelToken& t) { t.flag->store(false); }, "Clear the flag so the token can be reused.")
         .def_property_readonly("cancelled", [](const CancelToken& t) { return t.flag->load(); });
+    py::class_<BudgetStop>(m, "BudgetStop",
+                           "Names, from any thread, the one budget whose search must stop (status 'time_limit').")
+        .def(py::init<>())
+        .def("stop", [](BudgetStop& s, double budget) { s.budget->store(budget); }, py::arg("budget"),
+             "Stop the search of ``budget`` (of every solve watching this object) at its next check.")
+        .def_property_readonly("budget", [](const BudgetStop& s) { return s.budget->load(); });
 
     py::class_<SolveResult>(m, "SolveResult", "Outcome of one budget: incumbent, proven bound, status.")
         .def_readonly("budget", &SolveResult::budget)
@@ -145,7 +159,7 @@ void register_solver(py::module_& m) {
            std::optional<std::int64_t> node_limit, std::optional<CancelToken> cancel, double relative_tolerance,
            int root_iterations, int node_iterations, std::vector<std::int32_t> start,
            std::optional<py::function> progress, double progress_interval, int cut_rounds,
-           std::int32_t cut_min_candidates) {
+           std::int32_t cut_min_candidates, double progress_first, std::optional<BudgetStop> budget_stop) {
             SolveOptions options;
             if (time_limit) options.time_limit = *time_limit;
             if (node_limit) options.node_limit = *node_limit;
@@ -154,6 +168,10 @@ void register_solver(py::module_& m) {
             options.node_iterations = node_iterations;
             options.start = std::move(start);
             options.progress_interval = progress_interval;
+            options.progress_first = progress_first;
+            // Held for the whole call even if the caller drops its object.
+            std::shared_ptr<std::atomic<double>> stop_at = budget_stop ? budget_stop->budget : nullptr;
+            options.stop_budget = stop_at.get();
             options.cut_rounds = cut_rounds;
             options.cut_min_candidates = cut_min_candidates;
             // The log callback runs Python: it takes the GIL for the call. An exception it
@@ -209,6 +227,7 @@ void register_solver(py::module_& m) {
         py::arg("root_iterations") = 0, py::arg("node_iterations") = 3,
         py::arg("start") = std::vector<std::int32_t>{}, py::arg("progress") = py::none(),
         py::arg("progress_interval") = 1.0, py::arg("cut_rounds") = 8, py::arg("cut_min_candidates") = 400,
+        py::arg("progress_first") = 0.0, py::arg("budget_stop") = py::none(),
         R"doc(Exact OPT(B) for every budget of ``budgets`` (a sweep sharing preprocessing and warm starts).
 
 time_limit (seconds) and node_limit apply to each budget. Ctrl-C, or ``cancel.cancel()`` from
@@ -218,6 +237,8 @@ found and a proven upper bound. The GIL is released while searching.
 start: candidate indices of a feasible store offered as incumbent (ignored where it does not fit).
 progress: called about every ``progress_interval`` seconds with a ``SolveProgress`` (nodes,
 incumbent, upper_bound, gap, seconds); a true return value stops that budget (status
-"time_limit"), an exception it raises stops the solve and is re-raised.
+"time_limit"), an exception it raises stops the solve and is re-raised. progress_first: seconds
+before each budget's first line (0: progress_interval).
+budget_stop: a ``BudgetStop``; the budget another thread names there stops (status "time_limit").
 Each result's ``open_candidates`` lists the candidates that any better store must be made of.)doc");
 }

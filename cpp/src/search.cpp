@@ -55,7 +55,8 @@ BranchAndBound::BranchAndBound(const ReducedProblem& problem, double budget, std
     }
     started_ = Clock::now();
     next_poll_ = started_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.poll_interval));
-    next_progress_ = started_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.progress_interval));
+    const double first = limits_.progress_first > 0.0 ? limits_.progress_first : limits_.progress_interval;
+    next_progress_ = started_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(first));
 }
 
 double BranchAndBound::current_upper_bound() const {
@@ -67,6 +68,8 @@ double BranchAndBound::current_upper_bound() const {
 }
 
 void BranchAndBound::report_progress(bool force) {
+    // An atomic load, no call: a solver racing this one says here that it has proven the budget.
+    if (limits_.stop_budget && limits_.stop_budget->load(std::memory_order_relaxed) == budget_) stop_requested_ = true;
     if (!limits_.progress) return;
     const auto now = Clock::now();
     if (!force && now < next_progress_) return;

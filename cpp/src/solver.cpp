@@ -54,6 +54,8 @@ void check_solve_inputs(const std::vector<double>& budgets, const SolveOptions& 
         throw std::invalid_argument("relative_tolerance must be finite and >= 0");
     if (!(options.poll_interval > 0.0)) throw std::invalid_argument("poll_interval must be > 0");
     if (!(options.progress_interval > 0.0)) throw std::invalid_argument("progress_interval must be > 0");
+    if (!(options.progress_first >= 0.0) || !std::isfinite(options.progress_first))
+        throw std::invalid_argument("progress_first must be finite and >= 0");
     for (auto u : options.start)
         if (u < 0) throw std::invalid_argument("start holds a negative candidate index");
     if (options.cut_rounds < 0) throw std::invalid_argument("cut_rounds must be >= 0");
@@ -110,6 +112,8 @@ std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector
             };
         }
         limits.progress_interval = options.progress_interval;
+        limits.progress_first = options.progress_first;
+        limits.stop_budget = options.stop_budget;
 
         WarmStart warm(reduced, budget_limit(budget));
         const Store start = warm.best(previous);

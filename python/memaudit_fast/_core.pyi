@@ -76,6 +76,14 @@ class CancelToken:
     @property
     def cancelled(self) -> bool: ...
 
+class BudgetStop:
+    """Names, from any thread, the one budget whose search must stop (status ``time_limit``)."""
+
+    def __init__(self) -> None: ...
+    def stop(self, budget: float) -> None: ...
+    @property
+    def budget(self) -> float: ...
+
 class SolveResult:
     """Outcome of one budget: incumbent, proven bound, status."""
 
@@ -147,6 +155,8 @@ def solve(
     progress_interval: float = 1.0,
     cut_rounds: int = 8,
     cut_min_candidates: int = 400,
+    progress_first: float = 0.0,
+    budget_stop: BudgetStop | None = None,
 ) -> list[SolveResult]:
     """Exact OPT(B) for every budget (a sweep sharing preprocessing and warm starts).
 
@@ -155,6 +165,8 @@ def solve(
     feasible store offered as incumbent; ``progress`` is called about every
     ``progress_interval`` seconds with a :class:`SolveProgress`. ``cut_rounds`` coverage-cut
     rounds run at the root of packages with at least ``cut_min_candidates`` candidates.
+    ``progress_first``: seconds before each budget's first progress line (0: the interval).
+    ``budget_stop``: the budget another thread names there stops (status ``time_limit``).
     """
 
 def scan_package(

@@ -109,6 +109,8 @@ struct SearchLimits {
     // budget's search with status TimeLimit (a caller's limit, e.g. a hand-off to another solver).
     std::function<bool(const SearchProgress&)> progress;
     double progress_interval = 1.0;
+    double progress_first = 0.0; // seconds before the first line (0: progress_interval)
+    const std::atomic<double>* stop_budget = nullptr; // holding this budget stops the search
 };
 
 struct SearchOutcome {

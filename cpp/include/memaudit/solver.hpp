@@ -55,6 +55,10 @@ struct SolveOptions {
     // Returning true stops this budget (status TimeLimit); the next budget starts as usual.
     std::function<bool(const SearchProgress&)> progress;
     double progress_interval = 1.0;
+    double progress_first = 0.0; // seconds before each budget's first line (0: progress_interval)
+    // Any thread may store a budget here: that budget's search stops (status TimeLimit) without
+    // a call into the caller, e.g. when another solver has proven it. NaN stops none.
+    const std::atomic<double>* stop_budget = nullptr;
 };
 
 struct SolveResult {

@@ -129,7 +129,9 @@ def solve_highs(
         chosen = {int(u) for u in start_store}
         x = np.array([1.0 if int(u) in chosen else 0.0 for u in model.candidates])
         h.setSolution(model.num_x, np.arange(model.num_x, dtype=np.int32), x)
-    h.HandleKeyboardInterrupt = True  # Ctrl-C cancels the solve; the status says so
+    # Ctrl-C cancels the solve (the status says so); it reaches the main thread only, and
+    # elsewhere the handler's callback would only add GIL traffic beside a racing search.
+    h.HandleKeyboardInterrupt = threading.current_thread() is threading.main_thread()
     if stop is not None:
         stop.watch(h)
     with _HIGHS_ONE_AT_A_TIME:
