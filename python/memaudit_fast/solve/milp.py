@@ -133,88 +133,131 @@ def saturation_pieces(spec, reach: float, *, log1p_mode: str = "inner", breakpoi
 def build_milp(
     compiled: CompiledPackage, budget: float, *, log1p_mode: str = "inner", breakpoints: int = 32
 ) -> MilpModel:
-    """The MILP of ``compiled`` at ``budget`` (see the module docstring)."""
-    c = compiled
-    weight = c.weight
-    limit = budget_limit(budget)
-    affordable = c.cost <= limit
-    covered_by: dict[int, list[tuple[int, float]]] = {}
-    for u in map(int, np.flatnonzero(affordable)):
-        for e in range(int(c.indptr[u]), int(c.indptr[u + 1])):
-            r = int(c.indices[e])
-            if weight[r] > 0:
-                covered_by.setdefault(r, []).append((u, float(c.values[e])))
-    units = sorted(covered_by)
-    x_of: dict[int, int] = {}
-    for r in units:
-        for u, _ in covered_by[r]:
-            x_of.setdefault(u, 0)
-    candidates = sorted(x_of)
-    for j, u in enumerate(candidates):
-        x_of[u] = j
-    n_x, n_y = len(candidates), len(units)
+    """The MILP of ``compiled`` at ``budget`` (see the module docstring).
 
-    objective = np.concatenate([np.zeros(n_x), weight[units] if units else np.zeros(0)])
+    Built with array operations, not per non-zero: it runs beside the search when a solve
+    races HiGHS, and Python work there slows the search (every call back into Python from it
+    waits for the GIL). Rows come in a fixed order: the pieces of each kept unit (units
+    ascending, each row ``y`` first, then ``x`` by candidate), the group rows (groups in order
+    of their first column), the budget row.
+    """
+    c = compiled
+    weight = np.asarray(c.weight, dtype=np.float64)
+    cost = np.asarray(c.cost, dtype=np.float64)
+    indptr = np.asarray(c.indptr, dtype=np.int64)
+    indices = np.asarray(c.indices, dtype=np.int64)
+    values = np.asarray(c.values, dtype=np.float64)
+    limit = budget_limit(budget)
+    capacity = int(c.group_capacity)
+
+    # Coverage entries of affordable candidates on units of positive weight, by unit and,
+    # within a unit, by candidate (a stable sort of the CSR order).
+    owner = np.repeat(np.arange(cost.size, dtype=np.int64), np.diff(indptr))
+    keep = (cost <= limit)[owner] & (weight[indices] > 0)
+    order = np.argsort(indices[keep], kind="stable")
+    e_u, e_r, e_a = owner[keep][order], indices[keep][order], values[keep][order]
+    units, unit_start, unit_len = np.unique(e_r, return_index=True, return_counts=True)
+    candidates = np.unique(e_u)
+    e_x = np.searchsorted(candidates, e_u)
+    n_x, n_y = int(candidates.size), int(units.size)
+
+    objective = np.concatenate([np.zeros(n_x), weight[units]])
     col_lower = np.zeros(n_x + n_y)
     col_upper = np.ones(n_x + n_y)
 
-    starts = [0]
-    index: list[int] = []
-    value: list[float] = []
-    lower: list[float] = []
-    upper: list[float] = []
-
-    def add_row(cols: list[int], coefs: list[float], lo: float, hi: float) -> None:
-        index.extend(cols)
-        value.extend(coefs)
-        starts.append(len(index))
-        lower.append(lo)
-        upper.append(hi)
-
-    capacity = int(c.group_capacity)
-    for k, r in enumerate(units):
-        # Largest coverage of r with `capacity` candidates per group: the model's reach of z_r.
-        in_group: dict[int, list[float]] = {}
-        for u, a in covered_by[r]:
-            in_group.setdefault(int(c.group_of[u]), []).append(a)
-        reach = math.fsum(a for amounts in in_group.values() for a in sorted(amounts)[-capacity:])
-        pieces = saturation_pieces(
-            c.saturations[int(c.saturation_of[r])], reach, log1p_mode=log1p_mode, breakpoints=breakpoints
-        )
+    # Z_r: the largest coverage of r with `capacity` candidates per group (exactly rounded).
+    reach = _reach(e_r, np.asarray(c.group_of, dtype=np.int64)[e_u], e_a, units, capacity)
+    piece_unit: list[int] = []
+    alphas: list[float] = []
+    betas: list[float] = []
+    sat_of = np.asarray(c.saturation_of)[units].tolist()
+    for k, (s, z) in enumerate(zip(sat_of, reach)):
+        pieces = saturation_pieces(c.saturations[s], z, log1p_mode=log1p_mode, breakpoints=breakpoints)
         col_upper[n_x + k] = pieces.cap
-        x_cols = [x_of[u] for u, _ in covered_by[r]]
-        coverage = [a for _, a in covered_by[r]]
-        for alpha, beta in zip(pieces.alpha, pieces.beta):
-            # y_r - beta * sum_u a_ur x_u <= alpha
-            add_row([n_x + k, *x_cols], [1.0, *(-beta * a for a in coverage)], -math.inf, alpha)
+        piece_unit.extend([k] * len(pieces.alpha))
+        alphas.extend(pieces.alpha)
+        betas.extend(pieces.beta)
 
-    members: dict[int, list[int]] = {}
-    for j, u in enumerate(candidates):
-        members.setdefault(int(c.group_of[u]), []).append(j)
-    for cols in members.values():
-        if len(cols) > capacity:
-            add_row(cols, [1.0] * len(cols), -math.inf, float(capacity))
+    # Piece rows: y_r - beta * sum_u a_ur x_u <= alpha, each row's entries y first.
+    p_unit = np.asarray(piece_unit, dtype=np.int64)
+    p_len = unit_len[p_unit] if p_unit.size else np.zeros(0, dtype=np.int64)
+    row_len = 1 + p_len
+    starts = np.concatenate([[0], np.cumsum(row_len)])
+    total = int(starts[-1])
+    is_y = np.zeros(total, dtype=bool)
+    is_y[starts[:-1]] = True
+    # Entry positions of each piece's unit, laid end to end (a ragged arange).
+    offsets = np.cumsum(p_len) - p_len
+    pos = np.arange(int(p_len.sum()), dtype=np.int64) - np.repeat(offsets, p_len) + np.repeat(unit_start[p_unit], p_len)
+    index = np.empty(total, dtype=np.int64)
+    value = np.empty(total, dtype=np.float64)
+    index[is_y] = n_x + p_unit
+    value[is_y] = 1.0
+    index[~is_y] = e_x[pos]
+    value[~is_y] = -np.repeat(np.asarray(betas, dtype=np.float64), p_len) * e_a[pos]
+    index_parts, value_parts = [index], [value]
+    lengths = [row_len]
+    upper_parts = [np.asarray(alphas, dtype=np.float64)]
 
-    costs = [float(c.cost[u]) for u in candidates]
-    if math.fsum(costs) > limit:
-        add_row(list(range(n_x)), costs, -math.inf, limit)
+    # Group rows: groups holding more than `capacity` columns, in order of their first column.
+    col_group = np.asarray(c.group_of, dtype=np.int64)[candidates]
+    groups, first_col, size = np.unique(col_group, return_index=True, return_counts=True)
+    big = np.flatnonzero(size > capacity)
+    if big.size:
+        big = big[np.argsort(first_col[big], kind="stable")]
+        rank = np.full(groups.size, -1, dtype=np.int64)
+        rank[big] = np.arange(big.size)
+        col_rank = rank[np.searchsorted(groups, col_group)]
+        cols = np.flatnonzero(col_rank >= 0)
+        cols = cols[np.argsort(col_rank[cols], kind="stable")]  # by group, then by column
+        index_parts.append(cols)
+        value_parts.append(np.ones(cols.size))
+        lengths.append(size[big])
+        upper_parts.append(np.full(big.size, float(capacity)))
 
+    costs = cost[candidates]
+    if math.fsum(costs.tolist()) > limit:
+        index_parts.append(np.arange(n_x, dtype=np.int64))
+        value_parts.append(costs)
+        lengths.append(np.array([n_x], dtype=np.int64))
+        upper_parts.append(np.array([limit]))
+
+    all_lengths = np.concatenate(lengths).astype(np.int64)
+    row_upper = np.concatenate(upper_parts).astype(np.float64)
     approximation = "exact"
-    if any(c.saturations[int(c.saturation_of[r])].name == "log1p" for r in units):
+    if any(c.saturations[s].name == "log1p" for s in set(sat_of)):
         approximation = log1p_mode
     return MilpModel(
-        candidates=np.array(candidates, dtype=np.int32),
-        units=np.array(units, dtype=np.int32),
+        candidates=candidates.astype(np.int32),
+        units=units.astype(np.int32),
         objective=objective.astype(np.float64),
         col_lower=col_lower,
         col_upper=col_upper,
-        row_starts=np.array(starts, dtype=np.int32),
-        row_index=np.array(index, dtype=np.int32),
-        row_value=np.array(value, dtype=np.float64),
-        row_lower=np.array(lower, dtype=np.float64),
-        row_upper=np.array(upper, dtype=np.float64),
+        row_starts=np.concatenate([[0], np.cumsum(all_lengths)]).astype(np.int32),
+        row_index=np.concatenate(index_parts).astype(np.int32),
+        row_value=np.concatenate(value_parts).astype(np.float64),
+        row_lower=np.full(row_upper.size, -math.inf),
+        row_upper=row_upper,
         approximation=approximation,
     )
+
+
+def _reach(e_r: np.ndarray, e_g: np.ndarray, e_a: np.ndarray, units: np.ndarray, capacity: int) -> list[float]:
+    """Per unit of ``units``: the exactly rounded sum, over groups, of its ``capacity`` largest
+    coverage amounts in the group (entries ``e_r, e_g, e_a``)."""
+    if not units.size:
+        return []
+    srt = np.lexsort((e_a, e_g, e_r))  # by unit, group, then amount ascending
+    r_s, g_s, a_s = e_r[srt], e_g[srt], e_a[srt]
+    new_run = np.ones(r_s.size, dtype=bool)
+    new_run[1:] = (r_s[1:] != r_s[:-1]) | (g_s[1:] != g_s[:-1])
+    run_end = np.append(np.flatnonzero(new_run)[1:], r_s.size)
+    from_end = run_end[np.cumsum(new_run) - 1] - 1 - np.arange(r_s.size)
+    top = from_end < capacity
+    kept_r, kept_a = r_s[top], a_s[top]
+    bounds = np.searchsorted(kept_r, units).tolist() + [int(kept_r.size)]
+    amounts = kept_a.tolist()
+    return [math.fsum(amounts[s:e]) for s, e in itertools.pairwise(bounds)]
 
 
 # --- Model files anyone can check ------------------------------------------------------------
