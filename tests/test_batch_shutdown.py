@@ -92,9 +92,19 @@ def start(cmd: list[str]) -> subprocess.Popen:
                             start_new_session=True, env=env)
 
 
+def _has_ray() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
+
+
+NEEDS_RAY = pytest.mark.skipif(not _has_ray(), reason="ray is not installed")
+
+
 @pytest.mark.parametrize(("backend", "sig"), [
     ("local", signal.SIGINT), ("local", signal.SIGTERM), ("serial", signal.SIGINT),
     ("serial", signal.SIGTERM), ("threads", signal.SIGINT),
+    pytest.param("ray", signal.SIGINT, marks=NEEDS_RAY), pytest.param("ray", signal.SIGTERM, marks=NEEDS_RAY),
 ])
 def test_interrupt_during_long_solves_stops_keeps_what_finished_and_says_how_to_resume(tmp_path, backend, sig):
     set_path = mixed_set(tmp_path / "set.jsonl")
@@ -191,3 +201,66 @@ def test_a_second_run_on_the_same_output_is_refused_while_the_first_runs(tmp_pat
     _, err = first.communicate(timeout=HANG)
     assert first.returncode == 130, err
     assert out.read_bytes() == before
+
+
+@NEEDS_RAY
+def test_a_slow_package_in_the_driver_goes_to_ray_once_it_is_up(tmp_path):
+    # While a local Ray starts the driver scores chunks itself; a package still solving when
+    # Ray is up is cut short there and, with the rest of its chunk, goes to Ray, so that the
+    # driver is free to hand out work (it never solves for minutes beside idle workers).
+    import ray
+
+    from memaudit_fast.experiments.batch import _score_chunk, _was_interrupted
+    from memaudit_fast.experiments.parallel import RayRunner, _Split
+    from memaudit_fast.model.sets import iter_raw_members
+
+    assert not ray.is_initialized()
+    easy = dict(generate_package("base", seed=1), budgets=[2, 4])
+    write_package_set([easy, subset_sum(0), easy], tmp_path / "set.jsonl")
+    tasks = [(member, None, frozenset()) for member in iter_raw_members([tmp_path / "set.jsonl"])]
+    runner = RayRunner(_score_chunk, (BatchOptions(time_limit=600.0),), workers=1, address=None,
+                       interrupted=_was_interrupted)
+    try:
+        handle = runner.submit(tasks)
+        assert runner.ready.is_set() and runner.failure is None
+        assert isinstance(handle, _Split) and len(handle.head) == 1
+        data, count, errors, interrupted, _ = handle.head[0]
+        assert count == 2 and not errors and not interrupted and data.count(b"\n") == 2
+        assert not runner.finished(handle)
+        runner.stop()  # the subset-sum package would take its 600 s on Ray
+    finally:
+        runner.close()
+    assert not ray.is_initialized()
+
+
+def test_sigterm_stays_the_batchs_own_when_starting_workers_installs_a_handler(tmp_path, monkeypatch):
+    # ray.init, called from the main thread (a cluster address), installs a SIGTERM handler
+    # that exits at once; the batch's own (stop like Ctrl-C, keep what finished) must win
+    # during the run, and the other one is put back after it.
+    from memaudit_fast.experiments import batch as batch_module
+
+    def exits(signum: int, frame: object) -> None:
+        sys.exit(signum)
+
+    real_make, real_score = batch_module.make_runner, batch_module._score_chunk
+    seen = []
+
+    def make_like_ray(*args: object, **kwargs: object) -> object:
+        signal.signal(signal.SIGTERM, exits)
+        return real_make(*args, **kwargs)
+
+    def score(*args: object, **kwargs: object) -> object:
+        seen.append(signal.getsignal(signal.SIGTERM))
+        return real_score(*args, **kwargs)
+
+    monkeypatch.setattr(batch_module, "make_runner", make_like_ray)
+    monkeypatch.setattr(batch_module, "_score_chunk", score)
+    write_package_set([generate_package("base", seed=k) for k in range(2)], tmp_path / "set.jsonl")
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a program without a handler of its own
+    try:
+        run_batch([tmp_path / "set.jsonl"], tmp_path / "out.jsonl", BatchOptions(budgets=(2.0,)), workers=1,
+                  backend="serial")
+        assert seen and all(handler is batch_module._raise_interrupt for handler in seen)
+        assert signal.getsignal(signal.SIGTERM) is exits
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -289,6 +289,10 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
     return encode_records([record]), 1, [line], False, digest
 
 
+def _was_interrupted(outcome: Outcome) -> bool:
+    return bool(outcome[3])
+
+
 def _score_chunk(chunk: list[Task], options: BatchOptions, cancel: Any = None) -> list[Outcome]:
     """Outcomes of a chunk, up to and with the first interrupted one."""
     if cancel is None:
@@ -375,17 +379,19 @@ def run_batch(
     input_paths = [Path(p) for p in paths]
     output = open_output(Path(out), input_paths, options, resume=resume, overwrite=overwrite)
     start = time.perf_counter()
+    main_thread = threading.current_thread() is threading.main_thread()
+    # SIGTERM stops the run like Ctrl-C, unless the program has a handler of its own. Asked
+    # before the workers start: ray.init installs one (it exits at once) that is not the
+    # program's, and it is put back after the run.
+    own_term = main_thread and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     try:
         # Workers (or a Ray cluster) first: if they cannot start, the output stays as it was.
-        runner = make_runner(backend, _score_chunk, (options,), workers, ray_address)
+        runner = make_runner(backend, _score_chunk, (options,), workers, ray_address, _was_interrupted)
     except BaseException:
         output.abandon()
         raise
     summary = BatchSummary(truncated_tail=output.done.torn_tail)
     counter = _Counter(input_paths) if progress is not None else None
-    main_thread = threading.current_thread() is threading.main_thread()
-    # SIGTERM stops the run like Ctrl-C, unless the program has a handler of its own.
-    own_term = main_thread and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt) if own_term else None
     try:
         output.start()
@@ -473,7 +479,9 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
     try:
         for chunk in chunks(pending(), size):
             window.append(runner.submit(chunk))
-            while len(window) >= runner.depth:
+            # A full window waits for its oldest chunk; finished ones are written at once (a
+            # chunk the driver scored itself, say, while Ray starts).
+            while window and (len(window) >= runner.depth or runner.finished(window[0])):
                 write(runner.result(window.popleft()))
         while window:
             write(runner.result(window.popleft()))

@@ -2,7 +2,8 @@
 
 A *runner* scores chunks of tasks with one function, in this process (``serial``), in threads,
 in worker processes (``local``) or as Ray tasks (``ray``), behind one small interface:
-``submit(chunk)`` returns a handle, ``result(handle)`` waits for it, ``interrupt()`` asks
+``submit(chunk)`` returns a handle, ``result(handle)`` waits for it, ``finished(handle)`` says
+without waiting whether it is in, ``interrupt()`` asks
 running work to stop early (work that honours it returns what it finished), ``wait(handle,
 timeout)`` says whether a chunk finished, ``stop()`` ends unfinished work now and ``close()``
 releases the workers.
@@ -143,6 +144,9 @@ class SerialRunner:
     def result(self, handle: Any) -> Any:
         return handle
 
+    def finished(self, handle: Any) -> bool:
+        return True
+
     def wait(self, handle: Any, timeout: float) -> bool:
         return True
 
@@ -172,6 +176,9 @@ class ThreadRunner:
 
     def result(self, handle: Future[Any]) -> Any:
         return handle.result()
+
+    def finished(self, handle: Future[Any]) -> bool:
+        return handle.done()
 
     def wait(self, handle: Future[Any], timeout: float) -> bool:
         """Whether the chunk finished (within ``timeout`` seconds) with a result."""
@@ -225,6 +232,15 @@ class _Finished:
         self.outcome = outcome
 
 
+class _Split:
+    """The handle of a chunk the driver began and Ray finishes: its first outcomes, then a task's."""
+
+    __slots__ = ("head", "rest")
+
+    def __init__(self, head: list[Any], rest: Any) -> None:
+        self.head, self.rest = head, rest
+
+
 class RayRunner:
     """Chunks scored as Ray tasks, on a local Ray started for the run or on a cluster.
 
@@ -232,17 +248,25 @@ class RayRunner:
     returns its results. A cluster given by ``address`` is reached before anything runs (if it
     cannot be, the output is not touched) and is left running; ``stop`` cancels this run's
     tasks on it. A local Ray started here takes seconds to come up: it starts in a thread
-    while the driver scores the first chunks itself, and ``close`` shuts it down.
+    while the driver scores the first chunks itself, and ``close`` shuts it down. With
+    ``interrupted`` (which outcomes a CancelToken cut short), the driver's chunk in progress
+    when Ray is up stops there and its rest goes to Ray, so that a slow package does not keep
+    the driver from handing out work.
     """
 
-    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], workers: int, address: str | None) -> None:
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], workers: int, address: str | None,
+                 interrupted: Callable[[Any], bool] | None = None) -> None:
         try:
             import ray
         except ImportError:
             raise UsageError("the ray backend needs Ray: pip install 'memaudit_fast[ray]'") from None
 
+        from ..solve.exact import CancelToken
+
         self.ray, self.fn, self.local_args = ray, fn, args
         self.workers, self.address = workers, address
+        self.interrupted = interrupted
+        self.up = CancelToken()  # set once Ray takes chunks: stops the driver's own
         self.depth = 2 * max(1, workers)
         self.outstanding: set[Any] = set()
         self.failure: BaseException | None = None
@@ -291,7 +315,7 @@ class RayRunner:
             self.depth = 2 * max(1, cpus)
             self.remote = ray.remote(num_cpus=1)(self.fn)
             self.args = tuple(ray.put(a) for a in self.local_args)
-            if self.starter is not None:
+            if self.starter is not None and not self.closing.is_set():
                 # A new worker imports this package on its first task; with one small task
                 # each, that happens while the driver still scores chunks itself.
                 warm = ray.remote(num_cpus=1)(_loaded)
@@ -304,10 +328,21 @@ class RayRunner:
             self.failure = exc
         finally:
             self.ready.set()
+            if self.failure is None:
+                self.up.cancel()
 
     def submit(self, chunk: list[Any]) -> Any:
-        if not self.ready.is_set():
-            return _Finished(self.fn(chunk, *self.local_args))  # Ray is still starting
+        if not self.ready.is_set():  # Ray is still starting: the driver scores the chunk
+            if self.interrupted is None:
+                return _Finished(self.fn(chunk, *self.local_args))
+            outcomes = self.fn(chunk, *self.local_args, self.up)
+            if not (outcomes and self.interrupted(outcomes[-1]) and self.up.cancelled):
+                return _Finished(outcomes)  # done, or stopped by the user (the caller sees it)
+            head = outcomes[:-1]  # Ray came up: what is left of the chunk goes to it
+            return _Split(head, self._task(chunk[len(head):]))
+        return self._task(chunk)
+
+    def _task(self, chunk: list[Any]) -> Any:
         if self.failure is not None:
             raise self.failure
         handle = self.remote.remote(chunk, *self.args)
@@ -317,14 +352,19 @@ class RayRunner:
     def result(self, handle: Any) -> Any:
         if isinstance(handle, _Finished):
             return handle.outcome
+        if isinstance(handle, _Split):
+            return handle.head + self.result(handle.rest)
         outcome = self.ray.get(handle)
         self.outstanding.discard(handle)
         return outcome
 
+    def finished(self, handle: Any) -> bool:
+        return isinstance(handle, _Finished)  # asking Ray costs a round trip: wait for those
+
     def wait(self, handle: Any, timeout: float) -> bool:
         if isinstance(handle, _Finished):
             return True
-        finished, _ = self.ray.wait([handle], timeout=timeout)
+        finished, _ = self.ray.wait([handle.rest if isinstance(handle, _Split) else handle], timeout=timeout)
         return bool(finished)
 
     def interrupt(self) -> None:
@@ -359,10 +399,11 @@ class _DropRecord:
 
 
 def make_runner(backend: str, fn: Callable[..., Any], args: tuple[Any, ...], workers: int,
-                address: str | None = None) -> Any:
-    """The runner of ``backend`` (``local``, ``threads``, ``serial`` or ``ray``)."""
+                address: str | None = None, interrupted: Callable[[Any], bool] | None = None) -> Any:
+    """The runner of ``backend`` (``local``, ``threads``, ``serial`` or ``ray``); ``interrupted``
+    tells an outcome that a CancelToken cut short (see :class:`RayRunner`)."""
     if backend == "ray":
-        return RayRunner(fn, args, workers, address)
+        return RayRunner(fn, args, workers, address, interrupted)
     if backend == "serial" or workers <= 1:
         return SerialRunner(fn, args)
     if backend == "threads":
