@@ -86,10 +86,29 @@ def wait_for_lines(out: Path, count: int, proc: subprocess.Popen) -> None:
     raise AssertionError("the easy packages were not written")
 
 
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_batch_outlives_its_test():
+    # A test that fails while its batch is mid-solve must not leave it solving for 600 s.
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+
+
 def start(cmd: list[str]) -> subprocess.Popen:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, env=env)
+    _STARTED.append(proc)
+    return proc
 
 
 def _has_ray() -> bool:
