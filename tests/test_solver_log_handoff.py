@@ -309,3 +309,24 @@ def test_a_race_needs_no_progress_line_after_it_starts(monkeypatch: pytest.Monke
     result = solve(data, budget=budget, finish="highs", handoff_after=0.05, time_limit=1.0)
     assert result.status in ("optimal", "time_limit")
     assert len(seen) == 1 and 0.02 <= seen[0] < 0.5
+
+
+def test_with_a_log_a_late_race_neither_delays_the_log_nor_starts_late(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memaudit_fast.solve import exact
+
+    started: list[float] = []
+    real_start = exact._start_race
+
+    def start(compiled: Any, budget: float, line: Any, time_limit: Any, start_after: float = 0.0,
+              budget_stop: Any = None) -> Any:
+        started.append(float(line.seconds) + start_after)
+        return real_start(compiled, budget, line, time_limit, start_after, budget_stop)
+
+    monkeypatch.setattr(exact, "_start_race", start)
+    data = hard_package()
+    (budget,) = data["budgets"]
+    lines: list[Any] = []
+    solve(data, budget=budget, finish="highs", handoff_after=0.6, time_limit=1.2, log=lines.append, log_interval=0.25)
+    seconds = [float(line.seconds) for line in lines]
+    assert seconds and seconds[0] < 0.35  # the log's own pace, not the hand-off's
+    assert len(started) == 1 and 0.6 <= started[0] < 0.75

@@ -78,6 +78,9 @@ RACE_FIRST = 0.001
 #: not need them).
 RACE_QUIET = 3600.0
 
+#: Seconds between two progress lines, at the most, of a solve with ``finish`` and a log.
+RACE_LOGGED = 0.1
+
 #: Seconds before ``handoff_after`` at which the race starts building its model.
 RACE_PREPARE = 0.03
 
@@ -481,12 +484,16 @@ def _handoff_watch(
             return False
         return race.proven()
 
-    # One line per budget when the race is due, then lines at the log's pace only: a race that
+    # Without a log, one line per budget when its race is due and none after: a race that
     # proves stops the search through its BudgetStop, and every call into Python from the
     # search thread waits for the GIL, which the race's HiGHS callbacks hold often (measured:
-    # a line every 20 ms made a 0.18 s search take 0.29 s beside a race).
-    first = max(RACE_FIRST, handoff_after - RACE_PREPARE)
-    return watch, (log_interval if log is not None else RACE_QUIET), first
+    # a line every 20 ms made a 0.18 s search take 0.29 s beside a race). With a log, lines
+    # come at its pace, but at least every RACE_LOGGED seconds, so that the race starts on time.
+    due = handoff_after - RACE_PREPARE
+    if log is None:
+        return watch, RACE_QUIET, max(RACE_FIRST, due)
+    interval = min(log_interval, RACE_LOGGED)
+    return watch, interval, max(RACE_FIRST, min(interval, due))
 
 
 def _merge(compiled: Any, result: SolveResult, out: HandoffOutcome, seconds: float) -> SolveResult:
