@@ -147,6 +147,7 @@ def build_milp(
     indptr = np.asarray(c.indptr, dtype=np.int64)
     indices = np.asarray(c.indices, dtype=np.int64)
     values = np.asarray(c.values, dtype=np.float64)
+    group_of = np.asarray(c.group_of, dtype=np.int64)
     limit = budget_limit(budget)
     capacity = int(c.group_capacity)
 
@@ -166,7 +167,7 @@ def build_milp(
     col_upper = np.ones(n_x + n_y)
 
     # Z_r: the largest coverage of r with `capacity` candidates per group (exactly rounded).
-    reach = _reach(e_r, np.asarray(c.group_of, dtype=np.int64)[e_u], e_a, units, capacity)
+    reach = _reach(e_r, group_of[e_u], e_a, units, capacity)
     piece_unit: list[int] = []
     alphas: list[float] = []
     betas: list[float] = []
@@ -200,7 +201,7 @@ def build_milp(
     upper_parts = [np.asarray(alphas, dtype=np.float64)]
 
     # Group rows: groups holding more than `capacity` columns, in order of their first column.
-    col_group = np.asarray(c.group_of, dtype=np.int64)[candidates]
+    col_group = group_of[candidates]
     groups, first_col, size = np.unique(col_group, return_index=True, return_counts=True)
     big = np.flatnonzero(size > capacity)
     if big.size:
