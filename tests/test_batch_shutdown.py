@@ -230,7 +230,7 @@ def test_a_slow_package_in_the_driver_goes_to_ray_once_it_is_up(tmp_path):
     import ray
 
     from memaudit_fast.experiments.batch import _score_chunk, _was_interrupted
-    from memaudit_fast.experiments.parallel import RayRunner, _Split
+    from memaudit_fast.experiments.parallel import RayRunner, _InDriver
     from memaudit_fast.model.sets import iter_raw_members
 
     assert not ray.is_initialized()
@@ -242,7 +242,7 @@ def test_a_slow_package_in_the_driver_goes_to_ray_once_it_is_up(tmp_path):
     try:
         handle = runner.submit(tasks)
         assert runner.ready.is_set() and runner.failure is None
-        assert isinstance(handle, _Split) and len(handle.head) == 1
+        assert isinstance(handle, _InDriver) and handle.rest is not None and len(handle.head) == 1
         data, count, errors, interrupted, _ = handle.head[0]
         assert count == 2 and not errors and not interrupted and data.count(b"\n") == 2
         assert not runner.finished(handle)

@@ -223,21 +223,13 @@ class ProcessRunner(ThreadRunner):
         kill_pool(self.pool)
 
 
-class _Finished:
-    """The handle of a chunk already scored in this process."""
-
-    __slots__ = ("outcome",)
-
-    def __init__(self, outcome: Any) -> None:
-        self.outcome = outcome
-
-
-class _Split:
-    """The handle of a chunk the driver began and Ray finishes: its first outcomes, then a task's."""
+class _InDriver:
+    """The handle of a chunk the driver scored: its outcomes, and the Ray task that scores what
+    the driver left when Ray came up (None: the driver did it all)."""
 
     __slots__ = ("head", "rest")
 
-    def __init__(self, head: list[Any], rest: Any) -> None:
+    def __init__(self, head: Any, rest: Any = None) -> None:
         self.head, self.rest = head, rest
 
 
@@ -334,12 +326,12 @@ class RayRunner:
     def submit(self, chunk: list[Any]) -> Any:
         if not self.ready.is_set():  # Ray is still starting: the driver scores the chunk
             if self.interrupted is None:
-                return _Finished(self.fn(chunk, *self.local_args))
+                return _InDriver(self.fn(chunk, *self.local_args))
             outcomes = self.fn(chunk, *self.local_args, self.up)
             if not (outcomes and self.interrupted(outcomes[-1]) and self.up.cancelled):
-                return _Finished(outcomes)  # done, or stopped by the user (the caller sees it)
+                return _InDriver(outcomes)  # done, or stopped by the user (the caller sees it)
             head = outcomes[:-1]  # Ray came up: what is left of the chunk goes to it
-            return _Split(head, self._task(chunk[len(head):]))
+            return _InDriver(head, self._task(chunk[len(head):]))
         return self._task(chunk)
 
     def _task(self, chunk: list[Any]) -> Any:
@@ -350,21 +342,22 @@ class RayRunner:
         return handle
 
     def result(self, handle: Any) -> Any:
-        if isinstance(handle, _Finished):
-            return handle.outcome
-        if isinstance(handle, _Split):
-            return handle.head + self.result(handle.rest)
+        if isinstance(handle, _InDriver):
+            return handle.head if handle.rest is None else handle.head + self.result(handle.rest)
         outcome = self.ray.get(handle)
         self.outstanding.discard(handle)
         return outcome
 
     def finished(self, handle: Any) -> bool:
-        return isinstance(handle, _Finished)  # asking Ray costs a round trip: wait for those
+        # Asking Ray costs a round trip: only what the driver did alone counts as in.
+        return isinstance(handle, _InDriver) and handle.rest is None
 
     def wait(self, handle: Any, timeout: float) -> bool:
-        if isinstance(handle, _Finished):
-            return True
-        finished, _ = self.ray.wait([handle.rest if isinstance(handle, _Split) else handle], timeout=timeout)
+        if isinstance(handle, _InDriver):
+            if handle.rest is None:
+                return True
+            handle = handle.rest
+        finished, _ = self.ray.wait([handle], timeout=timeout)
         return bool(finished)
 
     def interrupt(self) -> None:
