@@ -110,16 +110,17 @@ double BranchAndBound::bound_node(int max_iterations) {
     // in n^2 that meets it there (MEMAUDIT-Small, ~40 candidates, gets a handful).
     if (max_iterations <= 0) max_iterations = automatic_root_iterations();
     if (root && corners_pending_) bound_root_corners(capacity);
+    // The full root rounds its averaged LP while its first steps run (kAverageRoundSteps) and
+    // after them, so that the rest of the root may stop as soon as its bound meets the better
+    // incumbent; its steps keep aiming at the incumbent they started from (a target close to
+    // the bound shrinks Polyak steps until the bound stalls above it).
+    const bool early = root && !quick_root_ && cuts_enabled_ && limits_.core_search;
+    if (early) step_aim_ = threshold();
+    round_while_stepping_ = early && polisher_ != nullptr && !averages_probed_;
+    averages_probed_ = averages_probed_ || early;
     double best = subgradient(capacity, max_iterations, root ? kRootTheta : kNodeTheta, root ? kRootPatience : kNodePatience);
-    // The full root rounds its averaged LP already here, so that the rest of the root may
-    // stop as soon as its bound meets the better incumbent; its steps keep aiming at the
-    // incumbent they started from (a target close to the bound shrinks Polyak steps until
-    // the bound stalls above it).
-    const bool early = root && !quick_root_ && cuts_enabled_ && limits_.core_search && above_threshold(best);
-    if (early) {
-        step_aim_ = threshold();
-        round_average();
-    }
+    round_while_stepping_ = false;
+    if (early && above_threshold(best)) round_average(kRootPolishWork);
     // At the root, alternate exact coordinate steps and short subgradient runs: each gets
     // the other out of the spots where it stalls.
     // Small packages branch more cheaply than they refine multipliers.
@@ -141,7 +142,7 @@ double BranchAndBound::bound_node(int max_iterations) {
     if (root && !quick_root_ && cuts_enabled_ && above_threshold(best)) best = std::min(best, cut_rounds(capacity, best));
     // The full root's averaged LP, rounded to a store (root_heuristics.cpp), before the
     // root's reduced-cost fixing reads the incumbent (not in a core search: its root is short).
-    if (root && !quick_root_ && cuts_enabled_ && above_threshold(best) && limits_.core_search) round_average();
+    if (root && !quick_root_ && cuts_enabled_ && above_threshold(best) && limits_.core_search) round_average(kRootPolishWork);
     step_aim_ = std::numeric_limits<double>::infinity();
     // The floor may be the lower of the two, while the LP loaded stays the last step's: the
     // fixing and branching that read it are valid for any LP evaluated, as each is whole.
@@ -223,6 +224,9 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
                 root_rounded_.value = rounded;
             }
         }
+        if (round_while_stepping_ && above_threshold(std::min(best, ub)) &&
+            std::find(std::begin(kAverageRoundSteps), std::end(kAverageRoundSteps), it + 1) != std::end(kAverageRoundSteps))
+            round_average(kProbePolishWork);
         if (best_iteration < 0 || ub < best - 1e-12 * std::max(1.0, std::abs(best))) {
             best = ub;
             best_iteration = it;

@@ -74,6 +74,10 @@ constexpr double kMinCutViolation = 1e-4;
 constexpr int kRoundEvery = 4;
 // Averaged-LP rounding (root_heuristics.cpp) reads candidates the average holds above this.
 constexpr double kAverageRoundMin = 1e-3;
+// Steps of the full root's first subgradient run after which its averaged LP is rounded and
+// polished (each rounding costs a few steps: it sorts the candidates and polishes a store).
+constexpr int kAverageRoundSteps[] = {10, 20, 40, 80};
+constexpr std::int64_t kProbePolishWork = 40;
 
 } // namespace
 

@@ -230,7 +230,9 @@ class BranchAndBound {
     void try_lp_rounding();
     void core_search();
     double round_lp();
-    void round_average();
+    // Rounds the averaged LP to a store, polished by local search that may scan the
+    // non-zeros `polish_scans` times.
+    void round_average(std::int64_t polish_scans);
     void bound_root_corners(double capacity);
     // Whether a node bound still leaves room above the incumbent (bound_floor_ counts too).
     bool above_threshold(double bound) const { return std::min(bound, bound_floor_) > threshold(); }
@@ -248,9 +250,13 @@ class BranchAndBound {
     Clock::time_point next_progress_;
     bool root_done_ = false;
     std::size_t root_candidates_ = 0;
-    // Subgradient steps aim at min(threshold, step_aim_): set while the full root's bound
-    // runs on after an early rounding (node_bound.cpp).
+    // Subgradient steps aim at min(threshold, step_aim_): set while the full root rounds its
+    // averaged LP, so a better incumbent found meanwhile leaves the steps alone (node_bound.cpp).
     double step_aim_ = std::numeric_limits<double>::infinity();
+    // Set during the full root's first subgradient run: its averaged LP is rounded at the
+    // steps kAverageRoundSteps names (node_bound.cpp).
+    bool round_while_stepping_ = false;
+    bool averages_probed_ = false; // only the first full root does (restarts start warm)
     // A bound on the whole problem from two corner multiplier vectors, evaluated once at the
     // root (node_bound.cpp); every node's bound is at most this.
     double bound_floor_ = std::numeric_limits<double>::infinity();
