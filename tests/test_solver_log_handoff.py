@@ -157,10 +157,10 @@ def test_a_race_that_does_not_win_leaves_the_proof_to_the_search(monkeypatch: py
     real_start = exact._start_race
 
     def start(compiled: Any, budget: float, line: Any, time_limit: Any, start_after: float = 0.0,
-              budget_stop: Any = None) -> Any:
+              budget_stop: Any = None, previous: Any = None) -> Any:
         started.append((budget, bool(line.root_done), len(line.open_candidates)))
         # Without the BudgetStop, a proof of the race does not reach the search either.
-        races.append(real_start(compiled, budget, line, time_limit, start_after, None))
+        races.append(real_start(compiled, budget, line, time_limit, start_after, None, previous))
         return races[-1]
 
     monkeypatch.setattr(exact, "_start_race", start)
@@ -169,7 +169,8 @@ def test_a_race_that_does_not_win_leaves_the_proof_to_the_search(monkeypatch: py
     lines: list[Any] = []
     finished = solve(data, budget=budget, finish="highs", handoff_after=0.0, time_limit=120,
                      log=lines.append, log_interval=0.001)
-    assert [b for b, _, _ in started] == [float(budget)]
+    # (a second start is the race moving to the root's open candidates)
+    assert {b for b, _, _ in started} == {float(budget)} and len(started) <= 2
     assert finished.status == "optimal" and finished.proved_by == "branch_and_bound"
     for race in races:  # stopped when the search proved: it ends on its own, soon
         assert race.stop.is_set()
@@ -291,14 +292,16 @@ def test_a_race_needs_no_progress_line_after_it_starts(monkeypatch: pytest.Monke
     # into Python from the search waits for the GIL, which a racing HiGHS holds often.
     from memaudit_fast.solve import exact
 
-    seen: list[float] = []
+    # One more comes when the root is done, if that is after the first (the race may move to
+    # the candidates the root left open).
+    seen: list[tuple[float, bool]] = []
     real = exact._handoff_watch
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         watch, interval, first = real(*args, **kwargs)
 
         def counted(line: Any) -> bool:
-            seen.append(float(line.seconds))
+            seen.append((float(line.seconds), bool(line.root_done)))
             return watch(line)  # type: ignore[no-any-return]
 
         return counted, interval, first
@@ -308,7 +311,77 @@ def test_a_race_needs_no_progress_line_after_it_starts(monkeypatch: pytest.Monke
     (budget,) = data["budgets"]
     result = solve(data, budget=budget, finish="highs", handoff_after=0.05, time_limit=1.0)
     assert result.status in ("optimal", "time_limit")
-    assert len(seen) == 1 and 0.02 <= seen[0] < 0.5
+    assert 1 <= len(seen) <= 2 and 0.02 <= seen[0][0] < 0.5
+    if len(seen) == 2:
+        assert not seen[0][1] and seen[1][1] and seen[1][0] >= seen[0][0]
+
+
+def test_a_begun_log_hears_when_the_root_is_done() -> None:
+    # The first line comes at once, the next would come after an hour: the root's end is
+    # reported anyway, with the candidates it left open.
+    data = hard_package()
+    (budget,) = data["budgets"]
+    lines: list[Any] = []
+
+    def log(line: Any) -> bool:
+        lines.append((bool(line.root_done), len(line.open_candidates), float(line.seconds)))
+        return False
+
+    from memaudit_fast.model.compiled import compile_package
+
+    compiled = compile_package(data)
+    (r,) = _core.solve(compiled.problem, [float(budget)], progress=log, progress_interval=3600.0,
+                       progress_first=1e-6, time_limit=5.0)
+    assert lines and not lines[0][0]
+    done = [line for line in lines if line[0]]
+    assert done, lines
+    if r.status != "optimal" or r.nodes > 1:  # the tree went on after the root
+        assert done[0][1] > 0
+    # A solve that ends before its first line stays silent.
+    quiet: list[Any] = []
+    _core.solve(compiled.problem, [float(budget)], progress=lambda line: quiet.append(line) or False,
+                progress_interval=3600.0, progress_first=3600.0, time_limit=5.0)
+    assert quiet == []
+
+
+class _Line:
+    def __init__(self, seconds: float, root_done: bool = False, open_candidates: tuple[int, ...] = ()) -> None:
+        self.budget, self.seconds, self.root_done = 10.0, seconds, root_done
+        self.open_candidates, self.incumbent_store = list(open_candidates), []
+
+
+def test_a_race_moves_to_the_roots_open_candidates_only_when_they_are_few() -> None:
+    from memaudit_fast.solve import exact
+
+    started: list[tuple[bool, Any]] = []
+    release = threading.Event()
+
+    def start(budget: float, line: Any, after: float, previous: Any = None) -> Any:
+        if previous is not None:
+            assert previous.stop.is_set()  # the race it replaces was stopped first
+        race = exact._Race(exact.HighsStop(), threading.Thread(target=release.wait), reduced=bool(line.root_done))
+        race.thread.start()
+        started.append((bool(line.root_done), previous))
+        return race
+
+    def run(lines: list[_Line]) -> list[tuple[bool, Any]]:
+        started.clear()
+        races: dict[float, Any] = {}
+        watch, _, _ = exact._handoff_watch(None, 1.0, 0.05, races, start, 100)
+        for line in lines:
+            watch(line)
+        return list(started)
+
+    try:
+        few = tuple(range(int(exact.RACE_RESTART_SHARE * 100)))
+        many = tuple(range(int(exact.RACE_RESTART_SHARE * 100) + 1))
+        moved = run([_Line(0.05), _Line(0.2, True, few), _Line(0.3, True, few)])
+        assert [done for done, _ in moved] == [False, True] and moved[1][1] is not None  # once
+        assert [done for done, _ in run([_Line(0.05), _Line(0.2, True, many)])] == [False]
+        assert [done for done, _ in run([_Line(0.05), _Line(0.2, True, ())])] == [False]  # the root closed
+        assert [done for done, _ in run([_Line(0.3, True, few), _Line(0.4, True, few)])] == [True]  # reduced already
+    finally:
+        release.set()
 
 
 def test_with_a_log_a_late_race_neither_delays_the_log_nor_starts_late(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -318,9 +391,9 @@ def test_with_a_log_a_late_race_neither_delays_the_log_nor_starts_late(monkeypat
     real_start = exact._start_race
 
     def start(compiled: Any, budget: float, line: Any, time_limit: Any, start_after: float = 0.0,
-              budget_stop: Any = None) -> Any:
+              budget_stop: Any = None, previous: Any = None) -> Any:
         started.append(float(line.seconds) + start_after)
-        return real_start(compiled, budget, line, time_limit, start_after, budget_stop)
+        return real_start(compiled, budget, line, time_limit, start_after, budget_stop, previous)
 
     monkeypatch.setattr(exact, "_start_race", start)
     data = hard_package()

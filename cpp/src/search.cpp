@@ -87,6 +87,7 @@ void BranchAndBound::report_progress(bool force) {
     line.root_done = root_done_;
     line.incumbent_store = incumbent_;
     if (root_done_) line.open_candidates = open_at_root_;
+    ++lines_reported_;
     if (limits_.progress(line)) stop_requested_ = true;
 }
 
@@ -419,7 +420,10 @@ SearchOutcome BranchAndBound::run() {
         for (std::size_t i = 0; i < available_.size(); ++i) open_at_root_.push_back(available_.at(i));
         std::sort(open_at_root_.begin(), open_at_root_.end());
     }
-    report_progress(false);
+    // A log that has begun hears at once that the root is done, with the candidates it left
+    // open (a racing HiGHS may move to that smaller problem); a solve done before its first
+    // line stays silent.
+    report_progress(lines_reported_ > 0);
     while (!levels_.empty()) {
         polish_incumbent();
         restore(levels_.back());
