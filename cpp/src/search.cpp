@@ -87,7 +87,7 @@ void BranchAndBound::report_progress(bool force) {
     line.root_done = root_done_;
     line.incumbent_store = incumbent_;
     if (root_done_) line.open_candidates = open_at_root_;
-    ++lines_reported_;
+    log_begun_ = true;
     if (limits_.progress(line)) stop_requested_ = true;
 }
 
@@ -423,7 +423,7 @@ SearchOutcome BranchAndBound::run() {
     // A log that has begun hears at once that the root is done, with the candidates it left
     // open (a racing HiGHS may move to that smaller problem); a solve done before its first
     // line stays silent.
-    report_progress(lines_reported_ > 0);
+    report_progress(log_begun_);
     while (!levels_.empty()) {
         polish_incumbent();
         restore(levels_.back());

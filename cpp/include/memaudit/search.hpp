@@ -248,7 +248,7 @@ class BranchAndBound {
     Clock::time_point next_poll_;
     Clock::time_point started_;
     Clock::time_point next_progress_;
-    std::int64_t lines_reported_ = 0;
+    bool log_begun_ = false; // a progress line was reported
     bool root_done_ = false;
     std::size_t root_candidates_ = 0;
     // Subgradient steps aim at min(threshold, step_aim_): set while the full root rounds its
