@@ -33,3 +33,22 @@ def test_interval_limits_the_lines() -> None:
         for _ in range(100):
             p.update()
     assert len(out.getvalue().splitlines()) == 1  # only the final line
+
+
+def test_work_that_raises_is_not_reported_done() -> None:
+    out = io.StringIO()
+    try:
+        with Progress("batch", unit="package", stream=out, interval=3600.0):
+            raise ValueError("refused before any package")
+    except ValueError:
+        pass
+    assert out.getvalue() == ""  # nothing was done: no line at all
+    out = io.StringIO()
+    try:
+        with Progress("batch", unit="package", stream=out, interval=3600.0) as p:
+            p.update(2)
+            raise ValueError("a failure after two packages")
+    except ValueError:
+        pass
+    assert out.getvalue().splitlines()[-1].startswith("batch: 2 packages")
+    assert out.getvalue().rstrip().endswith("stopped")

@@ -79,16 +79,18 @@ class Progress:
         else:
             print(message, file=self._stream, flush=True)
 
-    def close(self) -> None:
+    def close(self, *, failed: bool = False) -> None:
+        """End the display; ``failed`` when the work raised: the last line then says the work
+        stopped (it is left out when nothing was done), not that it is done."""
         if self._quiet:
             return
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-        else:
-            self._line(time.perf_counter(), final=True)
+        elif not (failed and self.count == 0):
+            self._line(time.perf_counter(), final="stopped" if failed else "done")
 
-    def _line(self, now: float, final: bool = False) -> None:
+    def _line(self, now: float, final: str | None = None) -> None:
         elapsed = now - self._start
         rate = self.count / elapsed if elapsed > 0 else 0.0
         done = f"{self.count}/{self.total}" if self.total is not None else f"{self.count}"
@@ -98,7 +100,7 @@ class Progress:
         if self.failed:
             parts.append(f"{self.failed} failed")
         if final:
-            parts.append("done")
+            parts.append(final)
         print(", ".join(parts), file=self._stream, flush=True)
 
     def __enter__(self) -> Self:
@@ -106,7 +108,7 @@ class Progress:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.close()
+        self.close(failed=exc_type is not None)
 
 
 def _is_terminal(stream: TextIO) -> bool:
