@@ -246,6 +246,36 @@ def test_a_link_or_a_directory_at_out_is_refused(tmp_path, small_set, capsys):
     assert batch(small_set, "--out", tmp_path, "--budgets", "2", "--force") == 2
 
 
+def test_an_input_under_another_name_is_refused_as_out(tmp_path, small_set, capsys):
+    # A hard link is the input itself: --force would have emptied it, --resume appended to it.
+    before = small_set.read_bytes()
+    other = tmp_path / "same.jsonl"
+    os.link(small_set, other)
+    for extra in ([], ["--force"], ["--resume"]):
+        assert batch(small_set, "--out", other, "--budgets", "2", *extra) == 2
+        assert "same file" in capsys.readouterr().err
+        assert small_set.read_bytes() == before
+    for extra in (["--force"], ["--resume"]):
+        assert batch(small_set, "--out", small_set, "--budgets", "2", *extra) == 2
+        assert "over an input" in capsys.readouterr().err
+    assert small_set.read_bytes() == before
+
+
+def test_results_inside_the_set_directory_are_not_read_as_members(tmp_path):
+    # `batch runs/ --out runs/results.jsonl`: the results file is in the directory the batch
+    # reads; it is not a member (resumed, it would be read as three malformed packages).
+    directory = tmp_path / "runs"
+    directory.mkdir()
+    write_package_set(packages(3), directory / "a.jsonl")
+    out = directory / "results.jsonl"
+    assert batch(directory, "--out", out, "--budgets", "2") == 0
+    assert batch(directory, "--out", out, "--budgets", "2", "--resume") == 0
+    assert batch(directory, "--out", out, "--budgets", "2,4", "--force") == 0
+    records = read(out)
+    assert len(records) == 6 and all(r["status"] == "optimal" for r in records)
+    assert max(keys(records).values()) == 1
+
+
 def test_an_existing_parquet_file_is_refused_before_any_work(tmp_path, small_set, capsys):
     pytest.importorskip("pyarrow")
     parquet = tmp_path / "r.parquet"

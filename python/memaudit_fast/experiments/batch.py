@@ -51,7 +51,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -306,7 +306,12 @@ def _score_chunk(chunk: list[Task], options: BatchOptions, cancel: Any = None) -
 
 
 # Counting members for the progress display, without holding up the work ---------------------------
-def _count_members(paths: list[Path]) -> int:
+def _own_file(output: Output) -> frozenset[tuple[int, int]]:
+    st = os.fstat(output.fd)
+    return frozenset({(st.st_dev, st.st_ino)})
+
+
+def _count_members(paths: list[Path], skip: Collection[tuple[int, int]] = ()) -> int:
     count = 0
     for path in paths:
         if path.name.endswith((".jsonl", ".jsonl.gz")) and path.is_file():
@@ -316,7 +321,7 @@ def _count_members(paths: list[Path]) -> int:
             with opener(path, "rb") as handle:
                 count += sum(1 for line in handle if line.strip())
         elif path.is_dir():
-            count += sum(1 for _ in iter_raw_members([path]))
+            count += sum(1 for _ in iter_raw_members([path], skip=skip))
         else:
             count += 1
     return count
@@ -325,14 +330,14 @@ def _count_members(paths: list[Path]) -> int:
 class _Counter(threading.Thread):
     """Counts the members of the sets in the background; the total shows once known."""
 
-    def __init__(self, paths: list[Path]) -> None:
+    def __init__(self, paths: list[Path], skip: Collection[tuple[int, int]] = ()) -> None:
         super().__init__(name="memaudit-batch-count", daemon=True)
-        self.paths = paths
+        self.paths, self.skip = paths, skip
         self.total: int | None = None
 
     def run(self) -> None:
         try:
-            self.total = _count_members(self.paths)
+            self.total = _count_members(self.paths, self.skip)
         except Exception:  # noqa: BLE001 - a display aid; the batch reports its own errors
             self.total = None
 
@@ -391,7 +396,7 @@ def run_batch(
         output.abandon()
         raise
     summary = BatchSummary(truncated_tail=output.done.torn_tail)
-    counter = _Counter(input_paths) if progress is not None else None
+    counter = _Counter(input_paths, _own_file(output)) if progress is not None else None
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt) if own_term else None
     try:
         output.start()
@@ -413,6 +418,7 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
     done = output.done
     seen: set[str] = set()
     planned = options.planned_keys()
+    own = _own_file(output)  # the results file, when it sits in a set directory read here
     # The file's first record states the options (a resumed file has them already).
     first_write = [not done.keys and not done.errored]
     # With nothing to skip, the workers hash the members (the parent's time is what limits
@@ -430,10 +436,10 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
         if deferred:
             # Worker processes on this machine read the lines themselves: the parent sends
             # where each line is, not its bytes (Ray workers may be elsewhere: they get bytes).
-            for member in iter_raw_members(input_paths, spans=isinstance(runner, ProcessRunner)):
+            for member in iter_raw_members(input_paths, spans=isinstance(runner, ProcessRunner), skip=own):
                 yield member, None, frozenset()
             return
-        for member in iter_raw_members(input_paths):
+        for member in iter_raw_members(input_paths, skip=own):
             digest = member_digest(member)
             if digest in seen:
                 summary.duplicates += 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -110,8 +110,10 @@ def resolve_member(member: RawMember) -> RawMember:
     return _line_member(where, line)
 
 
-def _directory_members(directory: Path) -> Iterator[RawMember]:
-    """The members of a directory set; every entry not read is an error member saying why."""
+def _directory_members(directory: Path, skip: Collection[tuple[int, int]] = ()) -> Iterator[RawMember]:
+    """The members of a directory set; every entry not read is an error member saying why.
+    Files in ``skip`` (device, inode) are passed over: a batch's own results file may sit in
+    the directory it reads."""
     try:
         entries = sorted(directory.iterdir(), key=lambda p: os.fsencode(p.name))
     except OSError as exc:
@@ -133,6 +135,8 @@ def _directory_members(directory: Path) -> Iterator[RawMember]:
                                             "directory (sets are not recursive)"))
             elif not entry.is_file():
                 yield (label, "error", "not read: not a regular file")
+            elif skip and _file_id(entry) in skip:
+                continue
             elif is_jsonl(entry):
                 yield from _jsonl_members(entry)
             elif is_package_file(entry):
@@ -145,11 +149,18 @@ def _directory_members(directory: Path) -> Iterator[RawMember]:
             yield (label, "error", f"cannot read: {exc.strerror}")
 
 
-def iter_raw_members(paths: str | Path | Iterable[str | Path], *, spans: bool = False) -> Iterator[RawMember]:
+def _file_id(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_dev, st.st_ino
+
+
+def iter_raw_members(paths: str | Path | Iterable[str | Path], *, spans: bool = False,
+                     skip: Collection[tuple[int, int]] = ()) -> Iterator[RawMember]:
     """Stream the members of package sets, files or directories, in order, unparsed.
 
     ``spans``: lines of plain JSONL files come as "span" members, for workers on this machine
-    to read with :func:`resolve_member` (directories' sets are read as usual)."""
+    to read with :func:`resolve_member` (directories' sets are read as usual). ``skip``: files
+    (device, inode) of set directories that are not members (a batch's output)."""
     if isinstance(paths, (str, PathLike)):  # one path, not the characters of its name
         paths = [paths]
     for raw in paths:
@@ -158,7 +169,7 @@ def iter_raw_members(paths: str | Path | Iterable[str | Path], *, spans: bool = 
             yield from _jsonl_members(path, spans)
         elif path.is_dir() and not is_artifact_dir(path) \
                 and not any((path / name).exists() for name in REQUIRED_FILES):
-            yield from _directory_members(path)
+            yield from _directory_members(path, skip)
         elif not path.exists() and not path.is_symlink():
             yield (printable(path), "error", "file not found; expected a package, a .jsonl set or a directory")
         else:
