@@ -276,6 +276,14 @@ def test_results_inside_the_set_directory_are_not_read_as_members(tmp_path):
     assert max(keys(records).values()) == 1
 
 
+def test_a_gzip_name_at_out_is_refused_before_any_work(tmp_path, small_set, capsys):
+    out = tmp_path / "results.jsonl.gz"
+    assert batch(small_set, "--out", out, "--budgets", "2") == 2
+    assert not out.exists()
+    err = capsys.readouterr().err
+    assert "not gzip" in err and "results.jsonl" in err
+
+
 def test_an_existing_parquet_file_is_refused_before_any_work(tmp_path, small_set, capsys):
     pytest.importorskip("pyarrow")
     parquet = tmp_path / "r.parquet"

@@ -282,6 +282,14 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
     """Check, open and lock the output; nothing in it is modified until ``Output.start``."""
     if resume and overwrite:
         raise UsageError("--resume continues the results file and --force replaces it; give one of them")
+    if out.name.endswith(".gz"):
+        # Records are appended one package at a time and a resumed file is cut back to its last
+        # whole line: that needs plain text. A .gz name would hold plain JSONL under a name that
+        # every reader takes for gzip.
+        plain = out.name[: -len(".gz")]
+        raise UsageError(f"--out {out}: results are written as plain JSONL (appended, resumable), not gzip; "
+                         f"give a name without .gz (e.g. {plain}) and compress the finished file if needed "
+                         f"(gzip -k {plain})")
     resolved = out.resolve()
     for p in inputs:
         if p.resolve() == resolved:
