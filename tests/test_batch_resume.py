@@ -276,6 +276,13 @@ def test_results_inside_the_set_directory_are_not_read_as_members(tmp_path):
     assert max(keys(records).values()) == 1
 
 
+def test_an_out_below_a_file_is_a_clear_usage_error(tmp_path, small_set, capsys):
+    assert batch(small_set, "--out", small_set / "results.jsonl", "--budgets", "2") == 2
+    err = capsys.readouterr().err
+    assert "cannot create its directory" in err and "--out" in err
+    assert small_set.is_file()
+
+
 def test_a_gzip_name_at_out_is_refused_before_any_work(tmp_path, small_set, capsys):
     out = tmp_path / "results.jsonl.gz"
     assert batch(small_set, "--out", out, "--budgets", "2") == 2

@@ -302,7 +302,12 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
         raise UsageError(f"{out} exists and is not a regular file; choose another --out")
     if existed and not resume and not overwrite and out.stat().st_size > 0:
         raise UsageError(f"{out} already exists; pass --resume to continue it or --force to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create its directory {out.parent}: {exc.strerror or exc}"
+                         f"{' (a file of that name is in the way)' if isinstance(exc, (FileExistsError, NotADirectoryError)) else ''}; "
+                         "choose another --out") from None
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(out, flags, 0o666)
