@@ -276,6 +276,15 @@ def test_results_inside_the_set_directory_are_not_read_as_members(tmp_path):
     assert max(keys(records).values()) == 1
 
 
+def test_run_batch_takes_one_path_as_one_set(tmp_path, small_set):
+    # A str is one set, not an iterable of one-character paths ('.' would be the directory).
+    for given in (str(small_set), small_set):
+        out = tmp_path / f"one-{type(given).__name__}.jsonl"
+        summary = run_batch(given, out, BatchOptions(budgets=(2.0,)), workers=1)
+        assert (summary.packages, summary.failed) == (6, 0)
+        assert len(read(out)) == 6
+
+
 def test_an_out_below_a_file_is_a_clear_usage_error(tmp_path, small_set, capsys):
     assert batch(small_set, "--out", small_set / "results.jsonl", "--budgets", "2") == 2
     err = capsys.readouterr().err

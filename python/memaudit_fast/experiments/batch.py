@@ -352,7 +352,7 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 
 # The driver -----------------------------------------------------------------------------------
 def run_batch(
-    paths: Iterable[str | Path],
+    paths: str | Path | Iterable[str | Path],
     out: str | Path,
     options: BatchOptions | None = None,
     *,
@@ -381,6 +381,8 @@ def run_batch(
         raise UsageError(f"chunk size must be >= 1, got {chunk_size!r}")
     workers = workers or os.cpu_count() or 1
     size = 1 if backend == "serial" or (backend != "ray" and workers <= 1) else (chunk_size or DEFAULT_CHUNK[backend])
+    if isinstance(paths, (str, os.PathLike)):  # one set, not the characters of its name
+        paths = [paths]
     input_paths = [Path(p) for p in paths]
     output = open_output(Path(out), input_paths, options, resume=resume, overwrite=overwrite)
     start = time.perf_counter()
