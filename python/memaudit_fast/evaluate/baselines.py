@@ -225,9 +225,10 @@ def _check_writer(name: str) -> _Spec:
     return _SPECS[name]
 
 
-def check_writers(names: Iterable[str]) -> list[str]:
-    """Validate writer names (raises UsageError naming the unknown one)."""
-    out = list(names)
+def check_writers(names: Iterable[str] | str) -> list[str]:
+    """Validate writer names (raises UsageError naming the unknown one); a str is one name or
+    a comma-separated list ("gvt,greedy"), not its characters."""
+    out = [n.strip() for n in names.split(",") if n.strip()] if isinstance(names, str) else list(names)
     for name in out:
         _check_writer(name)
     return out
@@ -328,7 +329,7 @@ def run_writer(
 def run_writers(
     package: Package | CompiledPackage | WriterContext | dict[str, Any] | str | Path,
     budget: float,
-    writers: Iterable[str] = BASELINE_WRITERS,
+    writers: Iterable[str] | str = BASELINE_WRITERS,
     *,
     opt: float | None = None,
     seed: int = 0,
@@ -350,7 +351,7 @@ def writers_block(results: dict[str, WriterResult]) -> dict[str, dict[str, Any]]
 def writer_scores(
     package: Package | CompiledPackage | WriterContext | dict[str, Any] | str | Path,
     budget: float,
-    writers: Iterable[str] = BASELINE_WRITERS,
+    writers: Iterable[str] | str = BASELINE_WRITERS,
     *,
     opt: float | None = None,
     seed: int = 0,

@@ -18,7 +18,7 @@ from os import PathLike
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import PackageError
+from ..errors import PackageError, UsageError
 from .artifact import REQUIRED_FILES, is_artifact_dir
 from .io import load_package, printable
 from .jsonio import OutputPath, dumps, iter_lines
@@ -206,6 +206,12 @@ def iter_packages(paths: str | Path | Iterable[str | Path]) -> Iterator[Package]
 
 def write_package_set(packages: Iterable[Package | dict], path: str | Path, *, overwrite: bool = False) -> int:
     """Write packages as one JSONL set (gzip when the name ends in .gz); returns the count."""
+    if isinstance(packages, (Package, dict, str, bytes, PathLike)):
+        # One package (or a path) iterates as its keys or characters: it would write a set of junk.
+        what = "one package" if isinstance(packages, (Package, dict)) else f"a {type(packages).__name__}"
+        raise UsageError(f"write_package_set takes an iterable of packages (dicts or Package), got {what}; "
+                         "pass a list, e.g. [package]" + ("" if isinstance(packages, (Package, dict))
+                                                           else ", of packages read with load_package"))
     dst = Path(path)
     out = OutputPath(dst, force=overwrite).check()
     count = 0
@@ -213,7 +219,10 @@ def write_package_set(packages: Iterable[Package | dict], path: str | Path, *, o
     def write(handle: IO[bytes]) -> None:
         nonlocal count
         sink: IO[bytes] | gzip.GzipFile = gzip.GzipFile(fileobj=handle, mode="wb", mtime=0) if dst.name.endswith(".gz") else handle
-        for pkg in packages:
+        for index, pkg in enumerate(packages):
+            if not isinstance(pkg, (Package, dict)):
+                raise UsageError(f"packages[{index}]: expected a package (a dict or a Package), got "
+                                 f"{type(pkg).__name__}")
             data = pkg.data if isinstance(pkg, Package) else pkg
             sink.write((dumps(data, indent=None) + "\n").encode("utf-8"))
             count += 1
