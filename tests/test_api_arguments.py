@@ -23,6 +23,14 @@ def test_one_writer_name_is_one_writer() -> None:
         check_writers("gtv")
 
 
+def test_batch_options_take_one_writer_name_as_one_writer() -> None:
+    from memaudit_fast.experiments.batch import BatchOptions
+
+    assert BatchOptions(writers="gvt").writers == ("gvt",)  # type: ignore[arg-type]
+    assert BatchOptions(writers="gvt,greedy").writers == ("gvt", "greedy")  # type: ignore[arg-type]
+    assert BatchOptions(writers="gvt").digest == BatchOptions(writers=("gvt",)).digest  # type: ignore[arg-type]
+
+
 def test_one_package_is_not_written_as_a_set_of_its_keys(tmp_path) -> None:
     package = m.load_package(m.example_package_path())
     out = tmp_path / "set.jsonl"

@@ -62,7 +62,10 @@ class BatchOptions:
             if not checked:
                 raise UsageError(f"{name} is empty; give at least one value, or None for the packages' own budgets")
             object.__setattr__(self, name, unique(checked))
-        object.__setattr__(self, "writers", unique(str(w) for w in self.writers))
+        writers = self.writers
+        if isinstance(writers, str):  # one name or "gvt,greedy", not its characters
+            writers = tuple(w.strip() for w in writers.split(",") if w.strip())
+        object.__setattr__(self, "writers", unique(str(w) for w in writers))
         if self.writers:
             from ..evaluate.baselines import ALL_WRITERS as known
 
