@@ -143,6 +143,27 @@ def test_sigkill_at_any_moment_then_resume_loses_nothing(tmp_path):
     assert all(r["status"] == "optimal" for r in records)
 
 
+def test_a_ray_address_nothing_answers_at_is_refused_at_once(tmp_path, capsys):
+    pytest.importorskip("ray")
+    import socket
+
+    make_set(tmp_path / "set.jsonl", 2)
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    out = tmp_path / "out.jsonl"
+    # Refused before ray.init, which retries such an address for a minute or more.
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        assert main(["batch", str(tmp_path / "set.jsonl"), "--out", str(out), "--budgets", "2",
+                     "--backend", "ray", "--ray-address", address]) == 2
+        err = capsys.readouterr().err
+        assert "nothing answers" in err and str(port) in err
+    assert main(["batch", str(tmp_path / "set.jsonl"), "--out", str(out), "--budgets", "2",
+                 "--backend", "ray", "--ray-address", "head:port"]) == 2
+    assert "not a number" in capsys.readouterr().err
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("running", [True, False], ids=["ray-running", "ray-started-by-the-run"])
 def test_ray_backend_matches_local_and_resumes_with_the_same_keys(tmp_path, running):
     ray = pytest.importorskip("ray")

@@ -297,6 +297,7 @@ class RayRunner:
                 logging.getLogger("ray._private.worker").addFilter(quiet)
                 try:
                     if self.address:
+                        _check_reachable(self.address)
                         ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING)
                     else:
                         ray.init(num_cpus=self.workers, include_dashboard=False, log_to_driver=False,
@@ -374,6 +375,26 @@ class RayRunner:
             self.starter.join()
         elif self.started_here and self.ray.is_initialized():
             self.ray.shutdown()
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Refuse at once a cluster address nothing listens on: ray.init retries such an address
+    for a minute or more, printing connection warnings. ``auto`` and ``local`` are Ray's own."""
+    import socket
+
+    target = address.removeprefix("ray://")
+    if target in ("auto", "local") or ":" not in target:
+        return
+    host, _, port = target.rpartition(":")
+    try:
+        number = int(port)
+    except ValueError:
+        raise ConnectionError(f"the port of {address!r} is not a number (expected host:port, e.g. head:6379)") from None
+    try:
+        socket.create_connection((host.strip("[]"), number), timeout=timeout).close()
+    except OSError as exc:
+        raise ConnectionError(f"nothing answers at {host}:{number} ({exc.strerror or exc}); start the cluster "
+                              "(ray start --head) or give the address it printed") from None
 
 
 def _loaded(fn: Callable[..., Any]) -> int:
