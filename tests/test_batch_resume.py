@@ -285,6 +285,33 @@ def test_run_batch_takes_one_path_as_one_set(tmp_path, small_set):
         assert len(read(out)) == 6
 
 
+def test_a_set_on_stdin_is_scored_and_resumed_by_content(tmp_path, small_set, monkeypatch, capsys):
+    import io
+    import types
+
+    def pipe(data: bytes) -> None:
+        monkeypatch.setattr("sys.stdin", types.SimpleNamespace(buffer=io.BytesIO(data)))
+
+    out = tmp_path / "out.jsonl"
+    lines = small_set.read_bytes().splitlines(keepends=True)
+    pipe(b"".join(lines[:4]))
+    assert batch("-", "--out", out, "--budgets", "2", "--workers", "1") == 0
+    assert len(read(out)) == 4
+    # The whole set on stdin, resumed: the four done are known by their content.
+    pipe(small_set.read_bytes())
+    assert batch("-", "--out", out, "--budgets", "2", "--resume", "--workers", "1") == 0
+    records = read(out)
+    assert len(records) == 6 and max(keys(records).values()) == 1
+    # The same keys and values as the set read from its file.
+    expected = tmp_path / "from-file.jsonl"
+    assert batch(small_set, "--out", expected, "--budgets", "2", "--workers", "1") == 0
+    assert keys(read(expected)) == keys(records)
+    assert sorted(r["opt"] for r in read(expected)) == sorted(r["opt"] for r in records)
+    assert batch(small_set, "--out", "-", "--budgets", "2") == 2
+    assert "not standard output" in capsys.readouterr().err
+    assert not (Path.cwd() / "-").exists()
+
+
 def test_an_out_below_a_file_is_a_clear_usage_error(tmp_path, small_set, capsys):
     assert batch(small_set, "--out", small_set / "results.jsonl", "--budgets", "2") == 2
     err = capsys.readouterr().err

@@ -31,7 +31,7 @@ def add_parser(subparsers: Any) -> None:
         f"error records name the cause), {EXIT_INTERRUPTED} interrupted, 2 bad options (nothing done).",
         "memaudit batch small.jsonl.gz --out results.jsonl --budgets 2,4,8,16 --writers gvt,density_only --workers 2",
     )
-    p.add_argument("sets", nargs="+", metavar="SET")
+    p.add_argument("sets", nargs="+", metavar="SET", help="package sets (.jsonl, .jsonl.gz), packages, directories; - for a JSONL set on stdin")
     p.add_argument("--out", required=True, help="results JSONL file (appended with --resume)")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--budgets", type=number_list, help="absolute budgets, e.g. 2,4,8,16")

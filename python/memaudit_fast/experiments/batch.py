@@ -59,7 +59,7 @@ from typing import Any
 from ..errors import MemauditError, UsageError
 from ..model.compiled import check_budgets, compile_validated
 from ..model.estimates import with_group_capacity
-from ..model.sets import RawMember, iter_raw_members, parse_member, resolve_member
+from ..model.sets import STDIN, RawMember, iter_raw_members, parse_member, resolve_member
 from ..progress import Progress
 from ..results.records import (
     RESULT_FORMAT,
@@ -311,9 +311,11 @@ def _own_file(output: Output) -> frozenset[tuple[int, int]]:
     return frozenset({(st.st_dev, st.st_ino)})
 
 
-def _count_members(paths: list[Path], skip: Collection[tuple[int, int]] = ()) -> int:
+def _count_members(paths: list[Path], skip: Collection[tuple[int, int]] = ()) -> int | None:
     count = 0
     for path in paths:
+        if str(path) == STDIN:
+            return None  # a stream is counted only by reading it, which is the work's to do
         if path.name.endswith((".jsonl", ".jsonl.gz")) and path.is_file():
             import gzip
 
@@ -438,10 +440,11 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
         if deferred:
             # Worker processes on this machine read the lines themselves: the parent sends
             # where each line is, not its bytes (Ray workers may be elsewhere: they get bytes).
-            for member in iter_raw_members(input_paths, spans=isinstance(runner, ProcessRunner), skip=own):
+            for member in iter_raw_members(input_paths, spans=isinstance(runner, ProcessRunner), skip=own,
+                                           stdin=True):
                 yield member, None, frozenset()
             return
-        for member in iter_raw_members(input_paths, skip=own):
+        for member in iter_raw_members(input_paths, skip=own, stdin=True):
             digest = member_digest(member)
             if digest in seen:
                 summary.duplicates += 1

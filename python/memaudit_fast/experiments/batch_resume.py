@@ -285,6 +285,9 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
     """Check, open and lock the output; nothing in it is modified until ``Output.start``."""
     if resume and overwrite:
         raise UsageError("--resume continues the results file and --force replaces it; give one of them")
+    if str(out) == "-":
+        raise UsageError("--out -: a batch writes a results file (appended, resumable, locked), not standard "
+                         "output; give a file name, e.g. --out results.jsonl")
     if out.name.endswith(".gz"):
         # Records are appended one package at a time and a resumed file is cut back to its last
         # whole line: that needs plain text. A .gz name would hold plain JSONL under a name that

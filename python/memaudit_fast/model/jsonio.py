@@ -541,40 +541,46 @@ def iter_lines(path: Path, *, line_cap: int, stream_cap: int) -> Iterator[tuple[
     long or unreadable. Memory stays within ``line_cap``.
     """
     handle = open_regular(path, _LINE_BUFFER)
+    with handle:
+        yield from iter_stream_lines(handle, str(path), line_cap=line_cap, stream_cap=stream_cap)
+
+
+def iter_stream_lines(handle: IO[bytes], source: str, *, line_cap: int,
+                      stream_cap: int) -> Iterator[tuple[int, bytes | PackageError]]:
+    """:func:`iter_lines` of an open binary stream (stdin, say), named ``source`` in errors."""
     total = 0
     number = 0
-    with handle:
-        while True:
+    while True:
+        try:
+            line = handle.readline(line_cap + 1)
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            yield number + 1, PackageError(f"cannot read further: {exc}", source=source,
+                                           record=f"line {number + 1}")
+            return
+        if not line:
+            return
+        number += 1
+        total += len(line)
+        if len(line) > line_cap and not line.endswith(b"\n"):
             try:
-                line = handle.readline(line_cap + 1)
-            except (OSError, EOFError, gzip.BadGzipFile) as exc:
-                yield number + 1, PackageError(f"cannot read further: {exc}", source=str(path),
-                                               record=f"line {number + 1}")
-                return
-            if not line:
-                return
-            number += 1
-            total += len(line)
-            if len(line) > line_cap and not line.endswith(b"\n"):
-                try:
-                    while True:  # skip the rest of the line in bounded pieces
-                        piece = handle.readline(1 << 20)
-                        total += len(piece)
-                        if not piece or piece.endswith(b"\n") or total > stream_cap:
-                            break
-                except (OSError, EOFError, gzip.BadGzipFile):
-                    pass
-                yield number, PackageError(
-                    f"longer than the limit of {line_cap} bytes for one line; raise it with "
-                    "MEMAUDIT_MAX_FILE_BYTES if genuine", source=str(path), record=f"line {number}")
-            else:
-                yield number, line
-            if total > stream_cap:
-                yield number + 1, PackageError(
-                    f"holds more than the limit of {stream_cap} bytes (after decompression); the "
-                    "lines after this were not read; raise MEMAUDIT_MAX_SET_BYTES if genuine",
-                    source=str(path), record=f"line {number + 1}")
-                return
+                while True:  # skip the rest of the line in bounded pieces
+                    piece = handle.readline(1 << 20)
+                    total += len(piece)
+                    if not piece or piece.endswith(b"\n") or total > stream_cap:
+                        break
+            except (OSError, EOFError, gzip.BadGzipFile):
+                pass
+            yield number, PackageError(
+                f"longer than the limit of {line_cap} bytes for one line; raise it with "
+                "MEMAUDIT_MAX_FILE_BYTES if genuine", source=source, record=f"line {number}")
+        else:
+            yield number, line
+        if total > stream_cap:
+            yield number + 1, PackageError(
+                f"holds more than the limit of {stream_cap} bytes (after decompression); the "
+                "lines after this were not read; raise MEMAUDIT_MAX_SET_BYTES if genuine",
+                source=source, record=f"line {number + 1}")
+            return
 
 
 # Writing goes through one helper, kept in its own module and re-exported here.
@@ -589,6 +595,6 @@ from .outputs import (  # noqa: E402
 
 __all__ = [
     "MAX_EXACT_INT", "OutputPath", "check_output_path", "current_umask", "cut", "decode_utf8", "describe",
-    "dumps", "find_defects", "is_number", "iter_lines", "loads_fast", "loads_strict", "open_regular",
+    "dumps", "find_defects", "is_number", "iter_lines", "iter_stream_lines", "loads_fast", "loads_strict", "open_regular",
     "parse_careful", "read_bytes", "read_text", "safe_name", "unique_names", "write_atomic",
 ]

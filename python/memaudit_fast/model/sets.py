@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import os
 import stat
+import sys
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from os import PathLike
@@ -21,7 +22,7 @@ from typing import IO, Any
 from ..errors import PackageError, UsageError
 from .artifact import REQUIRED_FILES, is_artifact_dir
 from .io import load_package, printable
-from .jsonio import OutputPath, dumps, iter_lines
+from .jsonio import OutputPath, dumps, iter_lines, iter_stream_lines
 from .limits import current_limits
 from .package import Package, package_from_json
 
@@ -76,6 +77,23 @@ def _jsonl_members(path: Path, spans: bool = False) -> Iterator[RawMember]:
             yield _line_member(where, line)
     except PackageError as exc:
         yield (label, "error", exc.detail)
+
+
+#: The set name that stands for standard input (a JSONL set piped in), where a caller asks.
+STDIN = "-"
+
+
+def _stdin_members() -> Iterator[RawMember]:
+    """The lines of standard input as members, read as they come (a JSONL set piped in)."""
+    limits = current_limits()
+    lines = iter_stream_lines(sys.stdin.buffer, "<stdin>", line_cap=limits.max_file_bytes,
+                              stream_cap=limits.max_set_bytes)
+    for number, line in lines:
+        where = f"<stdin> line {number}"
+        if isinstance(line, PackageError):
+            yield (where, "error", line.detail)
+        elif line.strip():
+            yield _line_member(where, line)
 
 
 def _line_member(where: str, line: bytes) -> RawMember:
@@ -155,15 +173,19 @@ def _file_id(path: Path) -> tuple[int, int]:
 
 
 def iter_raw_members(paths: str | Path | Iterable[str | Path], *, spans: bool = False,
-                     skip: Collection[tuple[int, int]] = ()) -> Iterator[RawMember]:
+                     skip: Collection[tuple[int, int]] = (), stdin: bool = False) -> Iterator[RawMember]:
     """Stream the members of package sets, files or directories, in order, unparsed.
 
     ``spans``: lines of plain JSONL files come as "span" members, for workers on this machine
     to read with :func:`resolve_member` (directories' sets are read as usual). ``skip``: files
-    (device, inode) of set directories that are not members (a batch's output)."""
+    (device, inode) of set directories that are not members (a batch's output). ``stdin``:
+    the name ``-`` is standard input, read as a JSONL set."""
     if isinstance(paths, (str, PathLike)):  # one path, not the characters of its name
         paths = [paths]
     for raw in paths:
+        if stdin and str(raw) == STDIN:
+            yield from _stdin_members()
+            continue
         path = Path(raw)
         if is_jsonl(path):
             yield from _jsonl_members(path, spans)
