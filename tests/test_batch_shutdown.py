@@ -180,6 +180,51 @@ def test_workers_die_when_the_batch_is_killed(tmp_path):
         assert deadline_ok.is_set(), f"worker {pid} outlived the killed batch"
 
 
+# Seconds within which a killed Ray batch's processes must be gone. Without the reaper
+# (experiments/parallel.py) the raylet's agents outlive it by about a minute.
+REAP = 20
+
+
+def titles(pids: list[int]) -> dict[int, str]:
+    out = {}
+    for pid in pids:
+        try:
+            out[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+    return out
+
+
+@NEEDS_RAY
+def test_a_local_ray_dies_with_the_batch_that_started_it_even_by_sigkill(tmp_path):
+    from memaudit_fast.experiments.parallel import descendants
+
+    set_path = mixed_set(tmp_path / "set.jsonl", hard=3)
+    out = tmp_path / "out.jsonl"
+    proc = start(command(set_path, out, "--backend", "ray", "--workers", "2", "--chunk-size", "1"))
+    tick = threading.Event()
+    below: dict[int, str] = {}
+    for _ in range(HANG * 10):  # until Ray is up, agents included
+        below = titles(descendants(proc.pid))
+        if any("RuntimeEnvAgent" in t for t in below.values()) and any("DashboardAgent" in t for t in below.values()):
+            break
+        assert proc.poll() is None, "the batch ended before Ray was up"
+        tick.wait(0.1)
+    else:
+        raise AssertionError(f"Ray's agents never started: {below}")
+    wait_for_lines(out, EASY * 2, proc)
+    below = titles(descendants(proc.pid))
+    os.kill(proc.pid, signal.SIGKILL)  # the batch alone, not its process group
+    proc.communicate(timeout=HANG)
+    left = below
+    for _ in range(REAP * 10):
+        left = {pid: title for pid, title in left.items() if alive(pid)}
+        if not left:
+            break
+        tick.wait(0.1)
+    assert not left, f"outlived the killed batch: {left}"
+
+
 def test_ctrl_c_while_threads_solve_returns_promptly_in_process(tmp_path):
     set_path = mixed_set(tmp_path / "set.jsonl", hard=2)
     out = tmp_path / "out.jsonl"

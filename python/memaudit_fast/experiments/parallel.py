@@ -30,10 +30,11 @@ import ctypes.util
 import multiprocessing
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent import futures
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
@@ -277,13 +278,17 @@ class RayRunner:
     def _own_ray(self) -> None:
         """The thread of a local Ray started here: it starts Ray, then lives until ``close``
         and shuts Ray down. Ray's processes are set to die with the thread that started them
-        (Linux's parent-death signal follows the thread), so that thread must outlive the run."""
+        (Linux's parent-death signal follows the thread), so that thread must outlive the run;
+        the agents the raylet starts are not, and a reaper ends them if this process is killed."""
+        reaper = RayReaper.start()
         try:
             self._start()
             self.closing.wait()
         finally:
             if self.ray.is_initialized():
                 self.ray.shutdown()
+            if reaper is not None:
+                reaper.close()
 
     def _start(self) -> None:
         import logging
@@ -375,6 +380,131 @@ class RayRunner:
             self.starter.join()
         elif self.started_here and self.ray.is_initialized():
             self.ray.shutdown()
+
+
+# The reaper: reads "pid start-time" lines until its stdin closes (the batch ended, or was
+# killed), then kills those of the processes that still run with the same start time (a pid
+# reused since is left alone).
+_REAPER = r"""
+import os, signal, sys
+def started(pid):
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[19]
+    except OSError:
+        return None
+known = {}
+for line in sys.stdin.buffer:
+    pid, start = line.split()
+    known[int(pid)] = start
+for pid, start in known.items():
+    if started(pid) == start:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+"""
+
+
+def _start_time(pid: int) -> bytes | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[19]
+    except OSError:
+        return None
+
+
+def descendants(root: int, exclude: Collection[int] = ()) -> list[int]:
+    """Every process below ``root`` (Linux: read from /proc), ``exclude`` and theirs left out."""
+    parent_of: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                    parent_of[int(entry.name)] = int(handle.read().rsplit(b")", 1)[1].split()[1])
+            except OSError:
+                continue
+    below: dict[int, list[int]] = {}
+    for pid, parent in parent_of.items():
+        below.setdefault(parent, []).append(pid)
+    found, todo = [], list(below.get(root, []))
+    while todo:
+        pid = todo.pop()
+        if pid in exclude:
+            continue
+        found.append(pid)
+        todo.extend(below.get(pid, []))
+    return found
+
+
+class RayReaper:
+    """Ends a local Ray's processes when the batch that started it dies, even by SIGKILL.
+
+    Ray's own processes die with the thread that started them, but the raylet's agents
+    (DashboardAgent, RuntimeEnvAgent) outlive a killed raylet by a minute: before exiting they
+    report the raylet's death to the GCS, dead too, with a 60 s timeout. A small process in a
+    session of its own holds the other end of a pipe from the batch: when the batch is gone
+    the pipe closes and it kills the processes it was told of (Linux only)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.pid = proc.pid
+        self.sent: set[int] = set()
+        self.stopped = threading.Event()
+        # Ray starts its processes during ray.init and the raylet its agents and workers after
+        # it: every half second the reaper hears of the processes below this one.
+        self.follower = threading.Thread(target=self._follow, name="memaudit-ray-reaper", daemon=True)
+        self.follower.start()
+
+    @staticmethod
+    def start() -> RayReaper | None:
+        """A reaper that follows the processes below this one until ``close``."""
+        if not sys.platform.startswith("linux"):
+            return None
+        try:
+            proc = subprocess.Popen([sys.executable, "-c", _REAPER], stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    start_new_session=True, close_fds=True)
+        except OSError:
+            return None
+        return RayReaper(proc)
+
+    def _follow(self) -> None:
+        while True:
+            try:
+                self.watch(descendants(os.getpid(), exclude={self.pid}))
+            except OSError:
+                return
+            if self.stopped.wait(0.5):
+                return
+
+    def watch(self, pids: list[int]) -> None:
+        lines = []
+        for pid in pids:
+            start = _start_time(pid)
+            if pid not in self.sent and start is not None:
+                lines.append(b"%d %s\n" % (pid, start))
+                self.sent.add(pid)
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(b"".join(lines))
+            self.proc.stdin.flush()
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """After Ray's own shutdown: the reaper ends what is left, then exits."""
+        self.stopped.set()
+        self.follower.join()
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
 
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:
