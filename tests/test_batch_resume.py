@@ -312,6 +312,35 @@ def test_a_set_on_stdin_is_scored_and_resumed_by_content(tmp_path, small_set, mo
     assert not (Path.cwd() / "-").exists()
 
 
+def test_a_full_disk_stops_with_what_was_written_kept_and_resume_finishes(tmp_path, small_set, monkeypatch, capsys):
+    import errno
+
+    import memaudit_fast.experiments.batch as batch_module
+
+    real = batch_module.write_all
+    calls = []
+
+    def fills_up(fd: int, data: bytes) -> None:
+        calls.append(len(data))
+        if len(calls) == 4:  # the fourth package: half of its bytes fit, then the disk is full
+            real(fd, data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd, data)
+
+    monkeypatch.setattr(batch_module, "write_all", fills_up)
+    out = tmp_path / "out.jsonl"
+    assert batch(small_set, "--out", out, "--budgets", "2,4", "--workers", "1") == 1
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and "3 packages written before are kept" in err and "--resume" in err
+    monkeypatch.setattr(batch_module, "write_all", real)
+    assert batch(small_set, "--out", out, "--budgets", "2,4", "--workers", "1", "--resume") == 0
+    records = read(out)
+    assert len(records) == 12 and max(keys(records).values()) == 1
+    expected = tmp_path / "expected.jsonl"
+    assert batch(small_set, "--out", expected, "--budgets", "2,4", "--workers", "1") == 0
+    assert keys(read(expected)) == keys(records)
+
+
 def test_an_out_below_a_file_is_a_clear_usage_error(tmp_path, small_set, capsys):
     assert batch(small_set, "--out", small_set / "results.jsonl", "--budgets", "2") == 2
     err = capsys.readouterr().err

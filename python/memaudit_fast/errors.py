@@ -60,6 +60,11 @@ class UsageError(MemauditError, ValueError):
     exit_code = 2
 
 
+class OutputError(MemauditError, OSError):
+    """An output could not be written (a full disk, a lost mount): the environment, not the
+    input. The message says what was kept and how to go on."""
+
+
 class SolverError(MemauditError, RuntimeError):
     """The exact solver could not run (not: stopped by a limit, which is a status)."""
 

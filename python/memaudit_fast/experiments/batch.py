@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemauditError, UsageError
+from ..errors import MemauditError, OutputError, UsageError
 from ..model.compiled import check_budgets, compile_validated
 from ..model.estimates import with_group_capacity
 from ..model.sets import STDIN, RawMember, iter_raw_members, parse_member, resolve_member
@@ -477,7 +477,13 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
             if first_write[0]:
                 data = with_options(data, options)
                 first_write[0] = False
-            write_all(output.fd, data)
+            try:
+                write_all(output.fd, data)
+            except OSError as exc:
+                raise OutputError(
+                    f"{output.path}: cannot write results: {exc.strerror or exc}; the {summary.packages} "
+                    "packages written before are kept (a record cut short is dropped on resume); fix "
+                    "that and run the same command with --resume") from None
             summary.packages += 1
             summary.records += count
             if errors:
