@@ -309,6 +309,16 @@ def test_a_set_on_stdin_is_scored_and_resumed_by_content(tmp_path, small_set, mo
     assert sorted(r["opt"] for r in read(expected)) == sorted(r["opt"] for r in records)
     assert batch(small_set, "--out", "-", "--budgets", "2") == 2
     assert "not standard output" in capsys.readouterr().err
+
+    class Terminal(io.BytesIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stdin", types.SimpleNamespace(buffer=terminal, isatty=terminal.isatty))
+    assert batch("-", "--out", tmp_path / "tty.jsonl", "--budgets", "2") == 2
+    assert "standard input is a terminal" in capsys.readouterr().err
+    assert not (tmp_path / "tty.jsonl").exists()
     assert not (Path.cwd() / "-").exists()
 
 

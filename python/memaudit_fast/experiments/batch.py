@@ -48,6 +48,7 @@ import hashlib
 import math
 import os
 import signal
+import sys
 import threading
 import time
 from collections import deque
@@ -305,6 +306,13 @@ def _score_chunk(chunk: list[Task], options: BatchOptions, cancel: Any = None) -
     return outcomes
 
 
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 # Counting members for the progress display, without holding up the work ---------------------------
 def _own_file(output: Output) -> frozenset[tuple[int, int]]:
     st = os.fstat(output.fd)
@@ -386,6 +394,9 @@ def run_batch(
     if isinstance(paths, (str, os.PathLike)):  # one set, not the characters of its name
         paths = [paths]
     input_paths = [Path(p) for p in paths]
+    if any(str(p) == STDIN for p in input_paths) and _stdin_is_terminal():
+        raise UsageError("SET -: standard input is a terminal, not a set; pipe a JSONL set in, e.g. "
+                         "zcat small.jsonl.gz | memaudit batch - --out results.jsonl")
     output = open_output(Path(out), input_paths, options, resume=resume, overwrite=overwrite)
     start = time.perf_counter()
     main_thread = threading.current_thread() is threading.main_thread()
