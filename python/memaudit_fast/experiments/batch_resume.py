@@ -21,6 +21,7 @@ import orjson
 
 from ..errors import MemauditError, PackageError, UsageError
 from ..model.compiled import check_budgets
+from ..model.outputs import same_file
 from ..results.records import ResultsFile, encode_records, parse_results
 
 __all__ = ["BatchOptions", "open_output", "read_done", "unique", "write_all"]
@@ -264,23 +265,6 @@ def _lock(fd: int) -> bool:
     return True
 
 
-def _refuse_same_file(out: Path, inputs: list[Path]) -> None:
-    """An output that is an input under another name (a hard link) is refused too: --force
-    would empty the input, --resume would append to it."""
-    try:
-        target = out.stat()
-    except OSError:
-        return  # not there yet: no input can be it
-    for p in inputs:
-        try:
-            st = p.stat()
-        except OSError:
-            continue
-        if (st.st_dev, st.st_ino) == (target.st_dev, target.st_ino):
-            raise UsageError(f"{out}: refusing to write results over an input ({p} is the same file under "
-                             "another name); choose another --out")
-
-
 def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume: bool, overwrite: bool) -> Output:
     """Check, open and lock the output; nothing in it is modified until ``Output.start``."""
     if resume and overwrite:
@@ -300,7 +284,9 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
     for p in inputs:
         if p.resolve() == resolved:
             raise UsageError(f"{out}: refusing to write results over an input")
-    _refuse_same_file(out, inputs)
+        if same_file(p, out):  # a hard link: --force would empty the input, --resume append to it
+            raise UsageError(f"{out}: refusing to write results over an input ({p} is the same file under "
+                             "another name); choose another --out")
     if out.is_symlink():
         raise UsageError(f"{out} is a symbolic link; give the path of the results file itself")
     existed = out.exists()

@@ -384,7 +384,8 @@ class RayRunner:
 
 # The reaper: reads "pid start-time" lines until its stdin closes (the batch ended, or was
 # killed), then kills those of the processes that still run with the same start time (a pid
-# reused since is left alone).
+# reused since is left alone). A program of its own, not an import of this package: it starts
+# in milliseconds and holds nothing but the pipe.
 _REAPER = r"""
 import os, signal, sys
 def started(pid):

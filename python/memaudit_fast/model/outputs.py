@@ -139,7 +139,7 @@ class OutputPath:
         dst = self.path
         resolved = dst.resolve()
         for src in self.inputs:
-            if src.resolve() == resolved or (src.exists() and dst.exists() and _same_file(src, dst)):
+            if src.resolve() == resolved or (src.exists() and dst.exists() and same_file(src, dst)):
                 raise UsageError(f"{dst}: refusing to write over the input {src}; choose another output path")
             if self.kind == "dir" and _inside(src.resolve(), resolved) and not dst.is_symlink():
                 raise UsageError(f"{dst}: refusing to replace a directory that holds the input {src}")
@@ -224,7 +224,8 @@ class _DirectoryBuild:
             raise _output_error(dst, error) from None
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (a hard link, say); False when either is missing."""
     try:
         return os.path.samefile(a, b)
     except OSError:
