@@ -34,10 +34,12 @@ def test_batch_options_take_one_writer_name_as_one_writer() -> None:
 def test_one_package_is_not_written_as_a_set_of_its_keys(tmp_path) -> None:
     package = m.load_package(m.example_package_path())
     out = tmp_path / "set.jsonl"
-    for given in (package, json.loads(m.example_package_path().read_text()), str(m.example_package_path())):
-        with pytest.raises(UsageError, match=r"iterable of packages.*pass a list"):
+    for given in (package, json.loads(m.example_package_path().read_text())):
+        with pytest.raises(UsageError, match=r"got one package; pass a list"):
             m.write_package_set(given, out)  # type: ignore[arg-type]
-        assert not out.exists()
+    with pytest.raises(UsageError, match=r"got a str; read the packages first"):
+        m.write_package_set(str(m.example_package_path()), out)  # type: ignore[arg-type]
+    assert not out.exists()
     with pytest.raises(UsageError, match=r"packages\[1\]: expected a package"):
         m.write_package_set([package, "not a package"], out)  # type: ignore[list-item]
     assert not out.exists() and not list(tmp_path.iterdir())  # no temporary file left either

@@ -228,12 +228,13 @@ def iter_packages(paths: str | Path | Iterable[str | Path]) -> Iterator[Package]
 
 def write_package_set(packages: Iterable[Package | dict], path: str | Path, *, overwrite: bool = False) -> int:
     """Write packages as one JSONL set (gzip when the name ends in .gz); returns the count."""
-    if isinstance(packages, (Package, dict, str, bytes, PathLike)):
-        # One package (or a path) iterates as its keys or characters: it would write a set of junk.
-        what = "one package" if isinstance(packages, (Package, dict)) else f"a {type(packages).__name__}"
-        raise UsageError(f"write_package_set takes an iterable of packages (dicts or Package), got {what}; "
-                         "pass a list, e.g. [package]" + ("" if isinstance(packages, (Package, dict))
-                                                           else ", of packages read with load_package"))
+    # One package (or a path) iterates as its keys or characters: it would write a set of junk.
+    if isinstance(packages, (Package, dict)):
+        raise UsageError("write_package_set takes an iterable of packages (dicts or Package), got one "
+                         "package; pass a list, e.g. [package]")
+    if isinstance(packages, (str, bytes, PathLike)):
+        raise UsageError(f"write_package_set takes an iterable of packages, got a {type(packages).__name__}; "
+                         "read the packages first (iter_packages, load_package) and pass a list of them")
     dst = Path(path)
     out = OutputPath(dst, force=overwrite).check()
     count = 0
