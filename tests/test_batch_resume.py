@@ -290,7 +290,7 @@ def test_a_set_on_stdin_is_scored_and_resumed_by_content(tmp_path, small_set, mo
     import types
 
     def pipe(data: bytes) -> None:
-        monkeypatch.setattr("sys.stdin", types.SimpleNamespace(buffer=io.BytesIO(data)))
+        monkeypatch.setattr("sys.stdin", types.SimpleNamespace(buffer=io.BufferedReader(io.BytesIO(data))))
 
     out = tmp_path / "out.jsonl"
     lines = small_set.read_bytes().splitlines(keepends=True)
@@ -307,6 +307,12 @@ def test_a_set_on_stdin_is_scored_and_resumed_by_content(tmp_path, small_set, mo
     assert batch(small_set, "--out", expected, "--budgets", "2", "--workers", "1") == 0
     assert keys(read(expected)) == keys(records)
     assert sorted(r["opt"] for r in read(expected)) == sorted(r["opt"] for r in records)
+    # A gzip set piped in is read as a .jsonl.gz file is.
+    import gzip
+
+    pipe(gzip.compress(small_set.read_bytes()))
+    assert batch("-", "--out", tmp_path / "gz.jsonl", "--budgets", "2", "--workers", "1") == 0
+    assert keys(read(tmp_path / "gz.jsonl")) == keys(records)
     assert batch(small_set, "--out", "-", "--budgets", "2") == 2
     assert "not standard output" in capsys.readouterr().err
 

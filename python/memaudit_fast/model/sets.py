@@ -84,10 +84,14 @@ STDIN = "-"
 
 
 def _stdin_members() -> Iterator[RawMember]:
-    """The lines of standard input as members, read as they come (a JSONL set piped in)."""
+    """The lines of standard input as members, read as they come (a JSONL set piped in, plain
+    or gzip: ``cat set.jsonl.gz | ...`` is decompressed, as a .jsonl.gz file would be)."""
     limits = current_limits()
-    lines = iter_stream_lines(sys.stdin.buffer, "<stdin>", line_cap=limits.max_file_bytes,
-                              stream_cap=limits.max_set_bytes)
+    stream: IO[bytes] = sys.stdin.buffer
+    peek = getattr(stream, "peek", None)
+    if peek is not None and peek(2)[:2] == b"\x1f\x8b":  # gzip's magic number
+        stream = gzip.GzipFile(fileobj=stream, mode="rb")
+    lines = iter_stream_lines(stream, "<stdin>", line_cap=limits.max_file_bytes, stream_cap=limits.max_set_bytes)
     for number, line in lines:
         where = f"<stdin> line {number}"
         if isinstance(line, PackageError):
