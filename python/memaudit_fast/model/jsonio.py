@@ -545,7 +545,7 @@ def iter_lines(path: Path, *, line_cap: int, stream_cap: int) -> Iterator[tuple[
         yield from iter_stream_lines(handle, str(path), line_cap=line_cap, stream_cap=stream_cap)
 
 
-def iter_stream_lines(handle: IO[bytes], source: str, *, line_cap: int,
+def iter_stream_lines(handle: IO[bytes] | gzip.GzipFile, source: str, *, line_cap: int,
                       stream_cap: int) -> Iterator[tuple[int, bytes | PackageError]]:
     """:func:`iter_lines` of an open binary stream (stdin, say), named ``source`` in errors."""
     total = 0

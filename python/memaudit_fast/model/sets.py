@@ -87,7 +87,7 @@ def _stdin_members() -> Iterator[RawMember]:
     """The lines of standard input as members, read as they come (a JSONL set piped in, plain
     or gzip: ``cat set.jsonl.gz | ...`` is decompressed, as a .jsonl.gz file would be)."""
     limits = current_limits()
-    stream: IO[bytes] = sys.stdin.buffer
+    stream: IO[bytes] | gzip.GzipFile = sys.stdin.buffer
     peek = getattr(stream, "peek", None)
     if peek is not None and peek(2)[:2] == b"\x1f\x8b":  # gzip's magic number
         stream = gzip.GzipFile(fileobj=stream, mode="rb")
