@@ -469,7 +469,9 @@ def _open_regular(path: Path) -> int:
         kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode)
                 else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
                 else "a socket" if stat.S_ISSOCK(info.st_mode) else "not a regular file")
-        raise PackageError(f"is {kind}; only regular files are read", source=str(path))
+        # A pipe (a FIFO, /dev/stdin, a shell's <(...)) can be read once, as '-' (standard input).
+        hint = "; to read a stream, pipe it to the command as '-'" if stat.S_ISFIFO(info.st_mode) else ""
+        raise PackageError(f"is {kind}; only regular files are read{hint}", source=str(path))
     if hasattr(os, "set_blocking"):
         os.set_blocking(fd, True)
     return fd
