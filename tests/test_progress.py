@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 
 from memaudit_fast.progress import Progress
 
@@ -52,3 +53,26 @@ def test_work_that_raises_is_not_reported_done() -> None:
         pass
     assert out.getvalue().splitlines()[-1].startswith("batch: 2 packages")
     assert out.getvalue().rstrip().endswith("stopped")
+
+
+def test_a_quiet_batch_does_not_count_its_set(tmp_path, monkeypatch) -> None:
+    # Counting a set is for the display's total: a quiet run reads its set once.
+    import memaudit_fast.experiments.batch as batch_module
+    from memaudit_fast.model.sets import write_package_set
+    from memaudit_fast.suites.small import generate_package
+
+    path = tmp_path / "set.jsonl"
+    write_package_set([generate_package("base", seed=s) for s in range(3)], path)
+    counted: list[object] = []
+    real = batch_module._count_members
+    monkeypatch.setattr(batch_module, "_count_members", lambda *a, **k: counted.append(a) or real(*a, **k))
+    options = batch_module.BatchOptions(budgets=(2.0,))
+    with Progress("batch", unit="package", quiet=True) as quiet:
+        batch_module.run_batch([path], tmp_path / "q.jsonl", options, workers=1, progress=quiet)
+    assert counted == [] and quiet.count == 3
+    with Progress("batch", unit="package", stream=io.StringIO()) as shown:
+        batch_module.run_batch([path], tmp_path / "s.jsonl", options, workers=1, progress=shown)
+    for thread in threading.enumerate():  # the counting thread may still be on its way
+        if thread.name == "memaudit-batch-count":
+            thread.join(timeout=30)
+    assert len(counted) == 1 and shown.count == 3

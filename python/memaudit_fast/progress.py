@@ -47,6 +47,12 @@ class Progress:
             self._bar = tqdm(total=total, desc=label, unit=f" {unit}", file=self._stream,
                              dynamic_ncols=True, leave=True, mininterval=0.25)
 
+    @property
+    def shown(self) -> bool:
+        """Whether anything is displayed (False with ``quiet``): work done only for the display,
+        such as counting a set for its total, can be skipped otherwise."""
+        return not self._quiet
+
     def update(self, n: int = 1, *, failed: int = 0) -> None:
         """``n`` more units done, ``failed`` of them failed."""
         self.count += n

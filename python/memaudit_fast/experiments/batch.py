@@ -411,7 +411,8 @@ def run_batch(
         output.abandon()
         raise
     summary = BatchSummary(truncated_tail=output.done.torn_tail)
-    counter = _Counter(input_paths, _own_file(output)) if progress is not None else None
+    # The total is counted in the background for the display only: not when nothing shows.
+    counter = _Counter(input_paths, _own_file(output)) if progress is not None and progress.shown else None
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt) if own_term else None
     try:
         output.start()
