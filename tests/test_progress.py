@@ -76,3 +76,12 @@ def test_a_quiet_batch_does_not_count_its_set(tmp_path, monkeypatch) -> None:
         if thread.name == "memaudit-batch-count":
             thread.join(timeout=30)
     assert len(counted) == 1 and shown.count == 3
+
+
+def test_close_is_once_and_an_interrupted_run_is_stopped() -> None:
+    out = io.StringIO()
+    with Progress("batch", unit="package", stream=out, interval=3600.0) as p:
+        p.update(2)
+        p.close(failed=True)  # an interrupted run: the command closes it itself
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].endswith("stopped")

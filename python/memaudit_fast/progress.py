@@ -41,6 +41,7 @@ class Progress:
         self._start = time.perf_counter()
         self._last_line = self._start
         self._bar: Any = None
+        self._closed = False
         if not quiet and _is_terminal(self._stream):
             from tqdm import tqdm
 
@@ -86,10 +87,12 @@ class Progress:
             print(message, file=self._stream, flush=True)
 
     def close(self, *, failed: bool = False) -> None:
-        """End the display; ``failed`` when the work raised: the last line then says the work
-        stopped (it is left out when nothing was done), not that it is done."""
-        if self._quiet:
+        """End the display (once; later calls do nothing); ``failed`` when the work raised or
+        was interrupted: the last line then says the work stopped (it is left out when nothing
+        was done), not that it is done."""
+        if self._quiet or self._closed:
             return
+        self._closed = True
         if self._bar is not None:
             self._bar.close()
             self._bar = None

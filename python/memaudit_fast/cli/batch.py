@@ -145,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
             resume=args.resume, overwrite=args.force, chunk_size=args.chunk_size,
             ray_address=args.ray_address, progress=progress,
         )
+        if summary.interrupted:
+            progress.close(failed=True)  # "stopped", not "done"
     _report(summary, args.out)
     if summary.interrupted:
         print(f"memaudit batch: interrupted; every finished package is in {args.out}. Continue with:\n"

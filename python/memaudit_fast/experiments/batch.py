@@ -412,7 +412,8 @@ def run_batch(
         raise
     summary = BatchSummary(truncated_tail=output.done.torn_tail)
     # The total is counted in the background for the display only: not when nothing shows.
-    counter = _Counter(input_paths, _own_file(output)) if progress is not None and progress.shown else None
+    shown = progress is not None and getattr(progress, "shown", True)  # any object with update() may report
+    counter = _Counter(input_paths, _own_file(output)) if shown else None
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt) if own_term else None
     try:
         output.start()

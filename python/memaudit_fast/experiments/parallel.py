@@ -394,16 +394,33 @@ def started(pid):
             return f.read().rsplit(b")", 1)[1].split()[19]
     except OSError:
         return None
-known = {}
+known, sessions = {}, set()
 for line in sys.stdin.buffer:
-    pid, start = line.split()
-    known[int(pid)] = start
+    first, second = line.split()
+    if first == b"session":
+        sessions.add(second)
+    else:
+        known[int(first)] = second
 for pid, start in known.items():
     if started(pid) == start:
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+# A worker the raylet started in the last half second was not reported yet: its command
+# line still names the Ray session.
+for entry in os.listdir("/proc"):
+    if entry.isdigit() and int(entry) != os.getpid() and sessions:
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                line = f.read()
+        except OSError:
+            continue
+        if any(b"--session-name=" + name in line for name in sessions):
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except OSError:
+                pass
 """
 
 
@@ -413,6 +430,19 @@ def _start_time(pid: int) -> bytes | None:
             return handle.read().rsplit(b")", 1)[1].split()[19]
     except OSError:
         return None
+
+
+def _session_name(pid: int) -> bytes | None:
+    """The Ray session a process's command line names (``--session-name=...``), if any."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            for arg in handle.read().split(b"\0"):
+                if arg.startswith(b"--session-name="):
+                    name = arg[len(b"--session-name="):]
+                    return name if name and not name.isspace() else None
+    except OSError:
+        return None
+    return None
 
 
 def descendants(root: int, exclude: Collection[int] = ()) -> list[int]:
@@ -451,6 +481,7 @@ class RayReaper:
         self.proc = proc
         self.pid = proc.pid
         self.sent: set[int] = set()
+        self.sessions: set[bytes] = set()  # Ray session names seen in command lines
         self.stopped = threading.Event()
         # Ray starts its processes during ray.init and the raylet its agents and workers after
         # it: every half second the reaper hears of the processes below this one.
@@ -486,6 +517,10 @@ class RayReaper:
             if pid not in self.sent and start is not None:
                 lines.append(b"%d %s\n" % (pid, start))
                 self.sent.add(pid)
+                session = _session_name(pid)
+                if session is not None and session not in self.sessions:
+                    self.sessions.add(session)
+                    lines.append(b"session %s\n" % session)
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(b"".join(lines))
