@@ -197,7 +197,7 @@ def titles(pids: list[int]) -> dict[int, str]:
 
 @NEEDS_RAY
 def test_a_local_ray_dies_with_the_batch_that_started_it_even_by_sigkill(tmp_path):
-    from memaudit_fast.experiments.parallel import descendants
+    from memaudit_fast.experiments.ray_reaper import descendants
 
     set_path = mixed_set(tmp_path / "set.jsonl", hard=3)
     out = tmp_path / "out.jsonl"

@@ -22,8 +22,9 @@ from typing import IO, Any
 from ..errors import PackageError, UsageError
 from .artifact import REQUIRED_FILES, is_artifact_dir
 from .io import load_package, printable
-from .jsonio import OutputPath, dumps, iter_lines, iter_stream_lines
+from .jsonio import OutputPath, dumps
 from .limits import current_limits
+from .lines import iter_lines, iter_stream_lines
 from .package import Package, package_from_json
 
 

@@ -34,8 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PackageError
-from ..model.jsonio import iter_lines, loads_strict
+from ..model.jsonio import loads_strict
 from ..model.limits import current_limits
+from ..model.lines import iter_lines
 from .store import EXPORT, MemoryStore
 
 EXPORT_FORMAT = "memaudit.memories/1"
