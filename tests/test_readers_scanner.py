@@ -136,7 +136,10 @@ def mutate(data: dict, rng: random.Random) -> dict:
         if not isinstance(record, dict):
             return data
     elif where == "list":  # budgets, required ids and the like: an item changed
-        target = rng.choice([data.get("budgets"), *(q.get("required_unit_ids") for q in data.get("queries", []))])
+        # An earlier edit may have made queries (or one query) anything at all.
+        queries = data.get("queries")
+        queries = [q for q in queries if isinstance(q, dict)] if isinstance(queries, list) else []
+        target = rng.choice([data.get("budgets"), *(q.get("required_unit_ids") for q in queries)])
         if isinstance(target, list) and target:
             target[rng.randrange(len(target))] = rng.choice(VALUES)
         return data
