@@ -413,13 +413,14 @@ def run_batch(
     summary = BatchSummary(truncated_tail=output.done.torn_tail)
     # The total is counted in the background for the display only: not when nothing shows.
     shown = progress is not None and getattr(progress, "shown", True)  # any object with update() may report
-    counter = _Counter(input_paths, _own_file(output)) if shown else None
+    own = _own_file(output)  # the results file, when it sits in a set directory read here
+    counter = _Counter(input_paths, own) if shown else None
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt) if own_term else None
     try:
         output.start()
         if counter is not None:
             counter.start()
-        _drive(input_paths, output, options, summary, progress, counter, runner, size)
+        _drive(input_paths, output, options, summary, progress, counter, runner, size, own)
         os.fsync(output.fd)
     finally:
         runner.close()
@@ -431,11 +432,11 @@ def run_batch(
 
 
 def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summary: BatchSummary,
-           progress: Progress | None, counter: _Counter | None, runner: Any, size: int) -> None:
+           progress: Progress | None, counter: _Counter | None, runner: Any, size: int,
+           own: frozenset[tuple[int, int]]) -> None:
     done = output.done
     seen: set[str] = set()
     planned = options.planned_keys()
-    own = _own_file(output)  # the results file, when it sits in a set directory read here
     # The file's first record states the options (a resumed file has them already).
     first_write = [not done.keys and not done.errored]
     # With nothing to skip, the workers hash the members (the parent's time is what limits

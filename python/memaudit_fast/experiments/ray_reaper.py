@@ -144,8 +144,10 @@ class RayReaper:
     def watch(self, pids: list[int]) -> None:
         lines = []
         for pid in pids:
+            if pid in self.sent:
+                continue
             start = _start_time(pid)
-            if pid not in self.sent and start is not None:
+            if start is not None:
                 lines.append(b"%d %s\n" % (pid, start))
                 self.sent.add(pid)
                 session = _session_name(pid)
