@@ -384,6 +384,63 @@ def test_a_race_moves_to_the_roots_open_candidates_only_when_they_are_few() -> N
         release.set()
 
 
+def test_a_race_that_has_not_begun_moves_to_the_open_candidates_whatever_their_share() -> None:
+    # HiGHS still waiting for handoff_after (or just begun) loses nothing by moving to the
+    # smaller model, however many candidates the root left open.
+    import time
+
+    from memaudit_fast.solve import exact
+
+    started: list[bool] = []
+    release = threading.Event()
+
+    def start(budget: float, line: Any, after: float, previous: Any = None) -> Any:
+        race = exact._Race(exact.HighsStop(), threading.Thread(target=release.wait), reduced=bool(line.root_done),
+                           runs_at=time.monotonic() + (10.0 if not line.root_done else 0.0))
+        race.thread.start()
+        started.append(bool(line.root_done))
+        return race
+
+    try:
+        races: dict[float, Any] = {}
+        watch, _, _ = exact._handoff_watch(None, 1.0, 0.05, races, start, 100)
+        many = tuple(range(90))
+        watch(_Line(0.03))
+        watch(_Line(0.04, True, many))
+        assert started == [False, True]
+        assert races[10.0].reduced
+    finally:
+        release.set()
+
+
+def test_the_race_on_the_whole_milp_has_no_start_and_on_the_open_candidates_the_incumbent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memaudit_fast.model.compiled import compile_package
+    from memaudit_fast.solve import exact, handoff
+
+    starts: list[Any] = []
+    real = handoff.solve_highs
+
+    def recording(model: Any, **kw: Any) -> Any:
+        starts.append(kw.get("start_store"))
+        return real(model, **kw)
+
+    monkeypatch.setattr(handoff, "solve_highs", recording)
+    data = generate_package("base", seed=0)
+    c = compile_package(data)
+    budget = float(data["budgets"][-1])
+    whole = _Line(0.05)
+    whole.budget, whole.incumbent_store = budget, [0]
+    after_root = _Line(0.06, True, tuple(range(c.num_candidates)))
+    after_root.budget, after_root.incumbent_store = budget, []
+    for line, expected in [(whole, None), (after_root, [])]:
+        race = exact._start_race(c, budget, line, None)
+        race.thread.join()
+        assert isinstance(race.outcome, handoff.HandoffOutcome) and race.outcome.proven
+        assert starts[-1] == expected
+
+
 def test_with_a_log_a_late_race_neither_delays_the_log_nor_starts_late(monkeypatch: pytest.MonkeyPatch) -> None:
     from memaudit_fast.solve import exact
 

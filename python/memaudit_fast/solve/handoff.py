@@ -11,8 +11,10 @@ and the reduced-cost fixing at the root left). So
 where :math:`OPT_{open}` is the optimum of the MILP with every other x column fixed to 0.
 That MILP, started from the incumbent, goes to HiGHS, which runs in a thread beside the
 search (``solve/exact.py``); the result then says which engine proved it (``proved_by``).
-Before the root is done every candidate is open, and HiGHS gets the whole MILP. Only saturations the MILP models exactly (cap1, linear, PWL) are
-handed off: for log1p the MILP is an approximation and cannot prove equality.
+Before the root is done every candidate is open, and HiGHS gets the whole MILP from no start,
+as it runs alone (an early store of the search slowed it down more often than not). Only
+saturations the MILP models exactly (cap1, linear, PWL) are handed off: for log1p the MILP
+is an approximation and cannot prove equality.
 """
 
 from __future__ import annotations
@@ -56,11 +58,11 @@ def restrict_to(model: MilpModel, candidates: Sequence[int]) -> MilpModel:
 
 
 def finish_with_highs(
-    compiled: Any, budget: float, open_candidates: Sequence[int], incumbent: Sequence[int],
+    compiled: Any, budget: float, open_candidates: Sequence[int], incumbent: Sequence[int] | None,
     *, time_limit: float | None = None, model: MilpModel | None = None, stop: HighsStop | None = None,
     start_after: float = 0.0,
 ) -> HandoffOutcome | None:
-    """HiGHS on the open part of the MILP, started from ``incumbent``; None when the
+    """HiGHS on the open part of the MILP, started from ``incumbent`` (if any); None when the
     package's saturation has no exact MILP (log1p). With ``start_after``, the model is built
     at once and HiGHS runs that many seconds later, unless ``stop`` is set meanwhile."""
     run_at = time.monotonic() + start_after
