@@ -235,7 +235,9 @@ def test_memory_does_not_grow_with_nodes() -> None:
 # second thread beside it (on the candidates the root left open once it is done, from the
 # incumbent); the first proof wins and the result's proved_by says which engine it was. HiGHS
 # and Gurobi (where its pip licence takes the model) solve the original MILP alone, one thread.
-# MEMAUDIT_BENCH_LARGE=full adds the 10,000-candidate packages (long: HiGHS alone may take an
+# Families: the synthetic ones above, MEMAUDIT-Small scaled up, and an entity timeline made by a
+# generator of its own (tests/oracles/timeline.py: attributes whose values change), plain and
+# tie-heavy. MEMAUDIT_BENCH_LARGE=full adds the 10,000-candidate packages (long: HiGHS alone may take an
 # hour over them).
 
 LARGE_FRACTIONS = (0.02, 0.05, 0.10, 0.20, 0.40)
@@ -265,11 +267,16 @@ def large_package(family: str, n: int) -> dict:
 
         # scale 25 / 70 / 210: about 1,200 / 3,300 / 10,000 candidates
         return generate_package("base", seed=0, scale={1000: 25, 3000: 70, 10000: 210}[n])
+    if family.startswith("timeline"):
+        from oracles.timeline import timeline_package
+
+        return timeline_package(n, seed=0, tie=family == "timeline_tie")
     return package_from_instance(synthetic_instance(n, seed=0, kind=family), f"{family}-{n}")
 
 
 LARGE_SIZES = (1000, 3000, 10000) if os.environ.get("MEMAUDIT_BENCH_LARGE") == "full" else (1000, 3000)
-LARGE_CASES = [(family, n, f) for family in ("memaudit", "tie_heavy", "redundant", "dense", "small")
+LARGE_FAMILIES = ("memaudit", "tie_heavy", "redundant", "dense", "small", "timeline", "timeline_tie")
+LARGE_CASES = [(family, n, f) for family in LARGE_FAMILIES
                for n in LARGE_SIZES for f in LARGE_FRACTIONS]
 _LARGE_CACHE: dict[tuple[str, int], tuple[Any, Instance]] = {}
 

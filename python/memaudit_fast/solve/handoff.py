@@ -9,12 +9,12 @@ and the reduced-cost fixing at the root left). So
     OPT(B) = \\max\\big(F(X_{inc}),\\; OPT_{open}(B)\\big),
 
 where :math:`OPT_{open}` is the optimum of the MILP with every other x column fixed to 0.
-That MILP, started from the incumbent, goes to HiGHS, which runs in a thread beside the
-search (``solve/exact.py``); the result then says which engine proved it (``proved_by``).
-Before the root is done every candidate is open, and HiGHS gets the whole MILP from no start,
-as it runs alone (an early store of the search slowed it down more often than not). Only
-saturations the MILP models exactly (cap1, linear, PWL) are handed off: for log1p the MILP
-is an approximation and cannot prove equality.
+That MILP goes to HiGHS, which runs in a thread beside the search (``solve/exact.py``), from
+no start store, as it runs alone (the search's store slowed it down as often as it helped);
+the result then says which engine proved it (``proved_by``). Before the root is done every
+candidate is open, and HiGHS gets the whole MILP. Only saturations the MILP models exactly
+(cap1, linear, PWL) are handed off: for log1p the MILP is an approximation and cannot prove
+equality.
 """
 
 from __future__ import annotations
