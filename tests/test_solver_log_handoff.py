@@ -405,8 +405,9 @@ def test_a_race_that_has_not_begun_moves_to_the_open_candidates_whatever_their_s
         races: dict[float, Any] = {}
         watch, _, _ = exact._handoff_watch(None, 1.0, 0.05, races, start, 100)
         many = tuple(range(90))
-        watch(_Line(0.03))
-        watch(_Line(0.04, True, many))
+        due = 0.05 - exact.RACE_PREPARE  # the model is built from here; HiGHS runs from 0.05
+        watch(_Line(due))
+        watch(_Line(due + 0.001, True, many))
         assert started == [False, True]
         assert races[10.0].reduced
     finally:

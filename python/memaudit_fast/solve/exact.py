@@ -68,8 +68,10 @@ FINISHERS = ("highs",)
 
 #: Seconds of branch-and-bound per budget before ``finish`` starts beside the search: early,
 #: since HiGHS proves many large-budget packages in a fraction of a second, and on the
-#: machine's other core, so that a search about to finish loses nothing to it.
-DEFAULT_HANDOFF_AFTER = 0.05
+#: machine's other core, so that a search about to finish loses nothing to it. Over the
+#: bench's 70 large-budget cases 0.02 s took the slowest from 1.42x HiGHS's time alone to
+#: 1.11x (MEMAUDIT-Small x25 @ 20%), the median unchanged, against 0.05 s.
+DEFAULT_HANDOFF_AFTER = 0.02
 
 
 #: Seconds before the first progress line of a budget, at the least, in a solve with ``finish``.
@@ -88,13 +90,14 @@ RACE_LOGGED = 0.1
 #: there a restart (0.50 s) costs more than HiGHS's remaining time on the whole model.
 RACE_RESTART_SHARE = 0.25
 
-#: Seconds before ``handoff_after`` at which the race starts building its model.
-RACE_PREPARE = 0.03
+#: Seconds before ``handoff_after`` at which the race starts building its model (3-10 ms on
+#: 1,000-3,000 candidates); solves done sooner never reach Python.
+RACE_PREPARE = 0.01
 
 #: A race on the whole MILP whose HiGHS has run at most this long when the root is done moves
 #: to the open candidates whatever their share: it loses next to nothing, and HiGHS proves
-#: the smaller model from the root's incumbent several times faster (entity-timeline 1,000
-#: @ 15%, root done at 0.04 s with 35% open: 0.18 s against 0.85 s on the whole MILP).
+#: the smaller model several times faster (entity timeline 1,000 @ 15%, root done at 0.04 s
+#: with 35% open: 0.21-0.48 s against 0.85 s on the whole MILP).
 RACE_SWITCH_GRACE = 0.02
 
 
