@@ -70,7 +70,7 @@ FINISHERS = ("highs",)
 #: since HiGHS proves many large-budget packages in a fraction of a second, and on the
 #: machine's other core, so that a search about to finish loses nothing to it. Over the
 #: bench's 70 large-budget cases 0.02 s took the slowest from 1.42x HiGHS's time alone to
-#: 1.11x (MEMAUDIT-Small x25 @ 20%), the median unchanged, against 0.05 s.
+#: 1.08-1.11x (two runs; MEMAUDIT-Small x25 @ 20%), the median unchanged, against 0.05 s.
 DEFAULT_HANDOFF_AFTER = 0.02
 
 
@@ -462,7 +462,7 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
     # often as faster, and up to ten times (timeline 1,000 @ 2%, 165 candidates open: 0.64 s
     # against 0.07 s; 3,300 @ 4%, whole MILP: 0.77 s against 0.48 s). On the open candidates
     # it proves OPT over them, and OPT is that or the incumbent's value (see _merge).
-    incumbent = None
+    incumbent: list[int] | None = None
     candidates = list(line.open_candidates) if reduced else range(compiled.num_candidates)
     left = None if time_limit is None else max(0.0, time_limit - float(line.seconds) - start_after)
 
