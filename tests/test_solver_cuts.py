@@ -143,3 +143,22 @@ def test_the_corner_bound_closes_a_root_whose_optimum_covers_everything(kind: st
     assert one_step.status == "optimal" and one_step.nodes == 1
     assert one_step.value == pytest.approx(full.value, rel=1e-12)
     assert one_step.root_bound == pytest.approx(full.value, rel=1e-12)
+
+
+def test_a_root_left_wide_open_runs_again_from_the_quick_stage_and_closes() -> None:
+    # Entity timeline 3,000 @ 5%: the full root from the start multipliers ends 1.3 above OPT
+    # (13 lattice steps); run again from the quick stage's multipliers it meets OPT, so the
+    # root alone proves it. HiGHS gives the optimum to compare with.
+    from memaudit_fast.model.compiled import compile_package
+    from memaudit_fast.solve.backends import solve_highs
+    from memaudit_fast.solve.milp import build_milp
+    from oracles.timeline import timeline_package
+
+    c = compile_package(timeline_package(3000, seed=0))
+    budget = float(round(0.05 * float(c.cost.sum())))
+    (root,) = _core.solve(c.problem, [budget], node_limit=1)
+    assert root.status == "optimal" and root.nodes == 1
+    reference = solve_highs(build_milp(c, budget))
+    assert reference.status == "optimal" and reference.objective is not None
+    assert root.value == pytest.approx(reference.objective, rel=1e-9)
+    assert root.value == pytest.approx(float(c.objective(sorted(int(u) for u in root.selected))), rel=1e-12)

@@ -27,6 +27,11 @@ constexpr double kQuickKnapsackShare = 1.0;
 constexpr int kQuickPolishIterations = 20;
 constexpr int kQuickDescentRounds = 2;
 constexpr int kQuickRootFixingRounds = 1;
+// A full root left open more than this many lattice steps above its incumbent (or this
+// relative gap, on packages without a known lattice) runs once more from the quick stage's
+// multipliers (search.cpp).
+constexpr double kWideRootGapSteps = 2.0;
+constexpr double kWideRootRelativeGap = 1e-4;
 constexpr int kRefixIterations = 30;
 // Local search after an open root may scan the non-zeros this many times.
 constexpr std::int64_t kRootPolishWork = 400;

@@ -13,8 +13,9 @@
 // to 300 with the package size), on large packages alternated with exact coordinate steps
 // on the cap1 multipliers (subgradients stall just above the dual optimum on degenerate
 // packages), the knapsack dynamic programme with a larger budget, and bound / fixing rounds
-// until fixing stops removing candidates. If the root stays open, local search polishes the
-// incumbent and, on packages of a few hundred candidates or more, a "core" heuristic solves
+// until fixing stops removing candidates; a full root left open well above its incumbent runs
+// once more from the quick stage's multipliers. If the root stays open, local search polishes
+// the incumbent and, on packages of a few hundred candidates or more, a "core" heuristic solves
 // node-limited sub-packages made of the candidates the root LP prices best (growing cores,
 // like the core of knapsack algorithms); a better incumbent restarts the root (fixing then
 // removes much more) before the tree search proper.
@@ -183,6 +184,9 @@ class BranchAndBound {
     bool should_stop();
     // Largest bound of any part of the tree not yet closed (>= OPT while the search runs).
     double current_upper_bound() const;
+    // Whether the root's bound is more than a couple of lattice steps (or a small relative
+    // gap) above the incumbent.
+    bool root_gap_is_wide() const;
     void report_progress(bool force);
     double threshold() const;
     // Coverage with an undo log, for the node's own store and for trial stores on top of it
