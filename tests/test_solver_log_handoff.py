@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from memaudit_fast import _core
 from memaudit_fast.cli import solve as solve_cli
 from memaudit_fast.cli.main import main
+from memaudit_fast.errors import UsageError
 from memaudit_fast.solve.exact import format_progress, solve
 from memaudit_fast.suites.small import generate_package
 from oracles.exact import brute_force, objective, synthetic_instance
@@ -107,7 +108,7 @@ def test_log_callback_error_stops_and_propagates() -> None:
 def test_handoff_proves_what_the_search_left_open() -> None:
     data = hard_package()
     (budget,) = data["budgets"]
-    plain = solve(data, budget=budget, time_limit=0.5)
+    plain = solve(data, budget=budget, time_limit=0.5, finish=None)
     assert plain.status == "time_limit" and plain.proved_by is None
     finished = solve(data, budget=budget, finish="highs", handoff_after=0.5, time_limit=120)
     assert finished.status == "optimal" and finished.proven_optimal
@@ -124,6 +125,34 @@ def test_handoff_proves_what_the_search_left_open() -> None:
     assert reference.status == "optimal" and reference.objective is not None
     assert finished.value == pytest.approx(reference.objective, rel=1e-6)
     assert finished.value == pytest.approx(c.objective([c.index_of()[i] for i in finished.selected]), rel=1e-12)
+
+
+def test_the_race_is_the_default_unless_a_node_limit_is_set() -> None:
+    # A user who asks for nothing gets the fastest exact path: the search and HiGHS racing.
+    data = hard_package()
+    (budget,) = data["budgets"]
+    default = solve(data, budget=budget, time_limit=120)
+    assert default.status == "optimal" and default.proved_by == "highs"
+    auto = solve(data, budget=budget, time_limit=120, finish="auto")
+    assert auto.status == "optimal" and auto.value == pytest.approx(default.value, rel=1e-9)
+    # A node limit asks for the branch-and-bound's own nodes: no race then, unless asked for.
+    limited = solve(data, budget=budget, node_limit=2_000, time_limit=120)
+    assert limited.status == "node_limit" and limited.proved_by is None
+    raced = solve(data, budget=budget, node_limit=10**9, time_limit=120, finish="highs", handoff_after=0.0)
+    assert raced.status == "optimal" and raced.proved_by == "highs"
+    with pytest.raises(UsageError, match="finish must be 'auto'"):
+        solve(data, budget=budget, finish="gurobi")
+
+
+def test_cli_finish_none_runs_the_search_alone(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "hard.json"
+    path.write_text(json.dumps(hard_package()))
+    assert main(["solve", str(path), "--time-limit", "0.5", "--finish", "none", "--json"]) == 0
+    (record,) = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert record["status"] == "time_limit" and record["proved_by"] is None
+    assert main(["solve", str(path), "--time-limit", "120", "--json"]) == 0
+    (record,) = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert record["status"] == "optimal" and record["proved_by"] == "highs"
 
 
 def test_handoff_before_the_root_is_done_takes_every_candidate() -> None:

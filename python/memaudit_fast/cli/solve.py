@@ -64,10 +64,11 @@ def add_parser(subparsers: Any) -> None:
                    help="check each optimum with a MILP solver (default none)")
     p.add_argument("--group-capacity", type=int, metavar="K", help="candidates a group may hold (overrides objective.group_capacity; default the package's, else 1)")
     p.add_argument("--write-model", metavar="DIR", help="with --certify: write each MILP to DIR as .mps and .lp")
-    p.add_argument("--finish", choices=list(FINISHERS),
+    p.add_argument("--finish", choices=["auto", *FINISHERS, "none"], default="auto",
                    help="race this MILP solver against the branch-and-bound on a budget not proven after "
                         "--handoff-after seconds, in a second thread, on the candidates the root left "
-                        "open once it is done; the first proof wins (proved_by says which)")
+                        "open once it is done; the first proof wins (proved_by says which). Default "
+                        "auto: highs, unless --node-limit is given; none: the branch-and-bound alone")
     p.add_argument("--handoff-after", type=float, default=DEFAULT_HANDOFF_AFTER, metavar="S",
                    help=f"seconds of branch-and-bound per budget before --finish starts (default {DEFAULT_HANDOFF_AFTER:g})")
     p.add_argument("--verbose", "-v", action="store_true",
@@ -127,7 +128,8 @@ def solve_package(package: Package, args: argparse.Namespace) -> tuple[list[Solv
     log = SolveLog(verbose=args.verbose, notice=args.time_limit is None)
     package = with_group_capacity(package, args.group_capacity)
     results = solve(package, budgets=budgets_for(package, args), time_limit=args.time_limit,
-                    node_limit=args.node_limit, log=log, finish=args.finish, handoff_after=args.handoff_after)
+                    node_limit=args.node_limit, log=log, finish=None if args.finish == "none" else args.finish,
+                    handoff_after=args.handoff_after)
     if args.certify != "none":
         records = certify_results(package, results, args.certify, time_limit=args.time_limit,
                                   write_model=args.write_model)

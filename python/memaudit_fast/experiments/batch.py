@@ -186,8 +186,9 @@ def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions, c
         return _lean_records(compiled, budgets, options, cancel)
     from ..solve.exact import solve
 
+    # The branch-and-bound alone, as in the lean path: a worker holds one core.
     results = solve(compiled, budgets=budgets, time_limit=options.time_limit, node_limit=options.node_limit,
-                    cancel=cancel)
+                    cancel=cancel, finish=None)
     if any(r.status == "interrupted" for r in results):
         return []
     records = []

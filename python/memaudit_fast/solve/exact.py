@@ -48,7 +48,7 @@ from ..model.compiled import check_budget, check_budgets
 from .backends import HighsStop
 from .handoff import HandoffOutcome
 
-__all__ = ["FINISHERS", "RESULT_FORMAT", "STATUSES", "CancelToken", "SolveProgress", "SolveResult", "format_progress", "solve"]
+__all__ = ["DEFAULT_FINISH", "FINISHERS", "RESULT_FORMAT", "STATUSES", "CancelToken", "SolveProgress", "SolveResult", "format_progress", "solve"]
 
 #: The format of result records (re-exported by ``results.records``, which reads and writes them).
 RESULT_FORMAT = "memaudit.result/1"
@@ -65,6 +65,10 @@ SolveProgress = _core.SolveProgress
 
 #: Engines that may finish a proof the branch-and-bound leaves open (see ``solve(finish=)``).
 FINISHERS = ("highs",)
+
+#: ``solve``'s default: the HiGHS race, unless a node limit is set (a node-limited search is
+#: asked for the branch-and-bound's own nodes).
+DEFAULT_FINISH = "auto"
 
 #: Seconds of branch-and-bound per budget before ``finish`` starts beside the search: early,
 #: since HiGHS proves many large-budget packages in a fraction of a second, and on the
@@ -209,7 +213,7 @@ def solve(
     cancel: Any = None,
     log: Callable[[Any], None] | None = None,
     log_interval: float = 1.0,
-    finish: str | None = None,
+    finish: str | None = DEFAULT_FINISH,
     handoff_after: float = DEFAULT_HANDOFF_AFTER,
 ) -> SolveResult: ...
 
@@ -225,7 +229,7 @@ def solve(
     cancel: Any = None,
     log: Callable[[Any], None] | None = None,
     log_interval: float = 1.0,
-    finish: str | None = None,
+    finish: str | None = DEFAULT_FINISH,
     handoff_after: float = DEFAULT_HANDOFF_AFTER,
 ) -> list[SolveResult]: ...
 
@@ -240,7 +244,7 @@ def solve(
     cancel: Any = None,
     log: Callable[[Any], None] | None = None,
     log_interval: float = 1.0,
-    finish: str | None = None,
+    finish: str | None = DEFAULT_FINISH,
     handoff_after: float = DEFAULT_HANDOFF_AFTER,
 ) -> SolveResult | list[SolveResult]:
     """Solve a package exactly for one budget or a sweep of budgets.
@@ -270,12 +274,13 @@ def solve(
         solve and propagates.
     finish
         ``"highs"``: a budget the branch-and-bound has not proven after ``handoff_after``
-        seconds starts HiGHS in a second thread, from the search's incumbent, on the
-        candidates the root left open (on all of them while the root is still running); the
-        search goes on beside it and the first proof wins. ``proved_by`` says which engine
-        proved it. The time limit, if any, covers both; at the limit the result keeps the
-        better store and the smaller bound of the two. Packages with log1p saturation are
-        never handed off (their MILP is an approximation).
+        seconds starts HiGHS in a second thread, from no start store, on the candidates the
+        root left open (on all of them while the root is still running); the search goes on
+        beside it and the first proof wins. ``proved_by`` says which engine proved it. The
+        time limit, if any, covers both; at the limit the result keeps the better store and
+        the smaller bound of the two. Packages with log1p saturation are never handed off
+        (their MILP is an approximation). ``"auto"`` (the default): ``"highs"``, unless
+        ``node_limit`` is set. ``None``: the branch-and-bound alone.
 
     Raises
     ------
@@ -298,8 +303,10 @@ def solve(
         raise UsageError(f"time_limit must be >= 0 seconds, got {time_limit!r}")
     if node_limit is not None and (isinstance(node_limit, bool) or int(node_limit) != node_limit or node_limit < 0):
         raise UsageError(f"node_limit must be a non-negative integer, got {node_limit!r}")
+    if finish == "auto":
+        finish = None if node_limit is not None else "highs"
     if finish is not None and finish not in FINISHERS:
-        raise UsageError(f"finish must be one of {FINISHERS} or None, got {finish!r}")
+        raise UsageError(f"finish must be 'auto', one of {FINISHERS} or None, got {finish!r}")
     if not (log_interval > 0):
         raise UsageError(f"log_interval must be > 0 seconds, got {log_interval!r}")
     limit = None if time_limit is None or time_limit == math.inf else float(time_limit)
