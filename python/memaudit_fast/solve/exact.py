@@ -280,7 +280,8 @@ def solve(
         time limit, if any, covers both; at the limit the result keeps the better store and
         the smaller bound of the two. Packages with log1p saturation are never handed off
         (their MILP is an approximation). ``"auto"`` (the default): ``"highs"``, unless
-        ``node_limit`` is set. ``None``: the branch-and-bound alone.
+        ``node_limit`` is set. ``None``: the branch-and-bound alone, which also returns the same
+        store on every run (with the race, a store of the same value may come from HiGHS).
 
     Raises
     ------
