@@ -470,7 +470,6 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
     # often as faster, and up to ten times (timeline 1,000 @ 2%, 165 candidates open: 0.64 s
     # against 0.07 s; 3,300 @ 4%, whole MILP: 0.77 s against 0.48 s). On the open candidates
     # it proves OPT over them, and OPT is that or the incumbent's value (see _merge).
-    incumbent: list[int] | None = None
     candidates = list(line.open_candidates) if reduced else range(compiled.num_candidates)
     left = None if time_limit is None else max(0.0, time_limit - float(line.seconds) - start_after)
 
@@ -479,10 +478,9 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
             if previous is not None:
                 previous.thread.join()  # one HiGHS solve at a time in a process
             if not race.stop.is_set():
-                race.model = previous.model if previous is not None and previous.model is not None else None
-                if race.model is None:
-                    race.model = build_milp(compiled, budget)
-                race.outcome = finish_with_highs(compiled, budget, candidates, incumbent, time_limit=left,
+                built = previous.model if previous is not None else None
+                race.model = built if built is not None else build_milp(compiled, budget)
+                race.outcome = finish_with_highs(compiled, budget, candidates, None, time_limit=left,
                                                  stop=race.stop, model=race.model,
                                                  start_after=max(0.0, race.runs_at - time.monotonic()))
                 if budget_stop is not None and race.outcome is not None and race.outcome.proven:
