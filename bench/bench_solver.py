@@ -230,15 +230,15 @@ def test_memory_does_not_grow_with_nodes() -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Large-budget suite: 1,000 to 10,000 candidates at 2% to 40% of the total candidate cost, the
-# regime where the LP gap is real. "ours" is the product's path, solve(finish="highs"): the
-# branch-and-bound, and for a budget it has not proven after HANDOFF_AFTER seconds, HiGHS in a
-# second thread beside it (on the candidates the root left open once it is done, from the
-# incumbent); the first proof wins and the result's proved_by says which engine it was. HiGHS
+# regime where the LP gap is real. "ours" is the product's default path, solve(finish="highs"):
+# the branch-and-bound, and for a budget it has not proven after HANDOFF_AFTER seconds, HiGHS in
+# a second thread beside it (from no start store, on the candidates the root left open once it
+# is done); the first proof wins and the result's proved_by says which engine it was. HiGHS
 # and Gurobi (where its pip licence takes the model) solve the original MILP alone, one thread.
 # Families: the synthetic ones above, MEMAUDIT-Small scaled up, and an entity timeline made by a
 # generator of its own (tests/oracles/timeline.py: attributes whose values change), plain and
-# tie-heavy. MEMAUDIT_BENCH_LARGE=full adds the 10,000-candidate packages (long: HiGHS alone may take an
-# hour over them).
+# tie-heavy. MEMAUDIT_BENCH_LARGE=full adds the 10,000-candidate packages (long: HiGHS alone may
+# take an hour over them).
 
 LARGE_FRACTIONS = (0.02, 0.05, 0.10, 0.20, 0.40)
 HANDOFF_AFTER = DEFAULT_HANDOFF_AFTER
