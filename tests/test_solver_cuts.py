@@ -56,7 +56,8 @@ def test_no_cut_of_the_family_removes_a_store(inst: Instance) -> None:
     all_stores = stores(inst, kept)
     for unit, intercept, candidates, coefficients in cuts:
         coef = dict(zip(candidates, coefficients))
-        assert intercept >= -TOL and all(c > 0 for c in coefficients)
+        # Coverers outside the lifted group count > 0; members of the group may count < 0.
+        assert intercept >= -TOL and all(c != 0 for c in coefficients)
         for store in all_stores:
             lhs = h_value(inst, unit, coverage(inst, store, unit))
             rhs = intercept + sum(coef.get(u, 0.0) for u in store)
@@ -90,8 +91,47 @@ def test_a_known_cut_closes_a_known_gap() -> None:
         indices=np.array([0, 0], dtype=np.int32), values=np.array([1.0, 0.5]),
         saturation_of=np.zeros(1, dtype=np.int32), kinds=kinds, zs=zs, hs=hs,
     )
-    _, ((unit, intercept, candidates, coefficients),) = _core.separate_coverage_cuts(inst.problem(), [0.5, 1.0])
-    assert unit == 0 and intercept == 0.5 and dict(zip(candidates, coefficients)) == {0: 0.5}
+    _, cuts = _core.separate_coverage_cuts(inst.problem(), [0.5, 1.0])
+    # Both families find it: rounding lifted by h's group, and h's reach bounded outside.
+    assert len(cuts) == 2
+    for unit, intercept, candidates, coefficients in cuts:
+        assert unit == 0 and intercept == 0.5 and dict(zip(candidates, coefficients)) == {0: 0.5}
+
+
+def test_bounding_what_other_groups_add_closes_a_gap_rounding_leaves() -> None:
+    # One unit, full covers f1 (group 0) and f2 (group 1), partial covers s1 and s2 of 0.3
+    # (groups 2 and 3). At x = (0.4, 0, 1, 1) the LP has y = 1; s1 and s2 add at most 0.6, so
+    # y <= 0.6 + 0.4 (x_f1 + x_f2) = 0.76 there. Rounding lifted by one group gets 0.88 at best.
+    kinds, zs, hs = saturation_table()
+    inst = Instance(
+        cost=np.array([3.0, 3.0, 1.0, 1.0]), group_of=np.array([0, 1, 2, 3], dtype=np.int32), num_groups=4,
+        weight=np.array([1.0]), indptr=np.array([0, 1, 2, 3, 4], dtype=np.int64),
+        indices=np.zeros(4, dtype=np.int32), values=np.array([1.0, 1.0, 0.3, 0.3]),
+        saturation_of=np.zeros(1, dtype=np.int32), kinds=kinds, zs=zs, hs=hs,
+    )
+    x = [0.4, 0.0, 1.0, 1.0]
+    _, cuts = _core.separate_coverage_cuts(inst.problem(), x)
+    at_x = sorted((intercept + sum(a * x[u] for u, a in zip(c, coef)), intercept, dict(zip(c, coef)))
+                  for _, intercept, c, coef in cuts)
+    assert len(at_x) == 2 and at_x[1][0] == pytest.approx(0.88)
+    assert at_x[0][0] == pytest.approx(0.76) and at_x[0][1] == pytest.approx(0.6)
+    assert at_x[0][2] == pytest.approx({0: 0.4, 1: 0.4})
+
+
+def test_a_member_of_the_lifted_group_that_does_not_cover_the_unit_counts_against_it() -> None:
+    # Unit 0 is covered fully by f (group 0) and at 0.5 by s (group 1); g, f's sibling, covers
+    # only unit 1. Taking g rules f out, so unit 0 gets at most 0.5: y_0 <= 1 - 0.5 x_g (the
+    # family's cut with lambda = 0 lifted by group 0).
+    kinds, zs, hs = saturation_table()
+    inst = Instance(
+        cost=np.array([2.0, 2.0, 1.0]), group_of=np.array([0, 0, 1], dtype=np.int32), num_groups=2,
+        weight=np.array([1.0, 1.0]), indptr=np.array([0, 1, 2, 3], dtype=np.int64),
+        indices=np.array([0, 1, 0], dtype=np.int32), values=np.array([1.0, 1.0, 0.5]),
+        saturation_of=np.zeros(2, dtype=np.int32), kinds=kinds, zs=zs, hs=hs,
+    )
+    _, cuts = _core.coverage_cut_family(inst.problem())
+    lifted = [dict(zip(c, a)) for u, i, c, a in cuts if u == 0 and i == 1.0 and c]
+    assert lifted == [pytest.approx({1: -0.5})]
 
 
 @settings(max_examples=200, deadline=None)

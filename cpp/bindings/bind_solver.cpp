@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <limits>
 #include <memory>
@@ -95,22 +96,36 @@ void register_solver(py::module_& m) {
             py::list out;
             for (std::int32_t r = 0; r < reduced.num_units; ++r) {
                 if (!coverage_cut_unit(reduced, r)) continue;
-                std::vector<double> lambdas{0.5};
+                // lambda = 0 (a cut with a lifted group only), 1/2, the entries' breakpoints and
+                // M_G / kappa for every group G covering the unit.
+                std::vector<double> lambdas{0.0, 0.5};
                 std::vector<std::int32_t> groups{-1};
+                std::vector<std::pair<std::int32_t, double>> largest; // (group, its largest entry)
+                double reach = 0.0;
                 for (auto c = reduced.unit_ptr[r]; c < reduced.unit_ptr[r + 1]; ++c) {
                     const auto v = reduced.unit_candidates[c];
                     groups.push_back(reduced.group_of[v]);
                     for (auto k = reduced.indptr[v]; k < reduced.indptr[v + 1]; ++k) {
                         if (reduced.indices[k] != r) continue;
                         const double f = std::min(reduced.values[k], reduced.cap[r]) / reduced.cap[r];
+                        largest.emplace_back(reduced.group_of[v], f * reduced.cap[r]);
                         if (f > 0.0 && f < 1.0) {
                             lambdas.push_back(f);
                             lambdas.push_back(1.0 - f);
                         }
                     }
                 }
+                std::sort(largest.begin(), largest.end());
+                for (std::size_t i = 0; i < largest.size(); ++i)
+                    if (i + 1 == largest.size() || largest[i + 1].first != largest[i].first) reach += largest[i].second;
+                for (std::size_t i = 0; i < largest.size(); ++i)
+                    if (i + 1 == largest.size() || largest[i + 1].first != largest[i].first) {
+                        const double f = (reach - largest[i].second) / reduced.cap[r];
+                        if (f > 0.0 && f < 1.0) lambdas.push_back(f);
+                    }
                 for (double lambda : lambdas)
                     for (auto g : groups) {
+                        if (lambda == 0.0 && g < 0) continue; // y <= kappa
                         const CoverageCut cut = make_coverage_cut(reduced, r, lambda, g);
                         std::vector<std::int32_t> candidates;
                         for (auto v : cut.candidates) candidates.push_back(reduced.original[v]);
@@ -130,15 +145,18 @@ void register_solver(py::module_& m) {
             for (std::int32_t u = 0; u < reduced.num_candidates; ++u) xr[u] = x[reduced.original[u]];
             py::list out;
             CoverageCut cut;
-            for (std::int32_t r = 0; r < reduced.num_units; ++r) {
-                if (!separate_coverage_cut(reduced, r, xr, 1e-9, &cut)) continue;
-                std::vector<std::int32_t> candidates;
-                for (auto v : cut.candidates) candidates.push_back(reduced.original[v]);
-                out.append(py::make_tuple(reduced.original_unit[r], cut.intercept, candidates, cut.coefficients));
-            }
+            for (std::int32_t r = 0; r < reduced.num_units; ++r)
+                for (int family = 0; family < 2; ++family) {
+                    const bool separated = family == 0 ? separate_coverage_cut(reduced, r, xr, 1e-9, &cut)
+                                                       : separate_reach_cut(reduced, r, xr, 1e-9, &cut);
+                    if (!separated) continue;
+                    std::vector<std::int32_t> candidates;
+                    for (auto v : cut.candidates) candidates.push_back(reduced.original[v]);
+                    out.append(py::make_tuple(reduced.original_unit[r], cut.intercept, candidates, cut.coefficients));
+                }
             return py::make_tuple(reduced.original, out);
         },
-        py::arg("problem"), py::arg("x"), "The most violated coverage cut of each unit at a fractional x.");
+        py::arg("problem"), py::arg("x"), "The most violated cut of each family (cuts.hpp) of each unit at a fractional x.");
 
     py::class_<SearchProgress>(m, "SolveProgress", "One line of the solver log (see solve(progress=...)).")
         .def_readonly("budget", &SearchProgress::budget)

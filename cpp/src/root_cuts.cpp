@@ -36,7 +36,11 @@ std::size_t BranchAndBound::add_cuts() {
     CoverageCut cut;
     for (auto r : touched_) {
         if (!coverage_cut_unit(p_, r) || unit_cuts_[r].size() >= kMaxCutsPerUnit) continue;
-        if (!separate_coverage_cut(p_, r, xbar_, kMinCutViolation, &cut)) continue;
+        // The more violated of the two families' cuts (cuts.hpp) per unit and round.
+        CoverageCut reach;
+        const bool rounding = separate_coverage_cut(p_, r, xbar_, kMinCutViolation, &cut);
+        if (separate_reach_cut(p_, r, xbar_, rounding ? cut.violation : kMinCutViolation, &reach)) cut = std::move(reach);
+        else if (!rounding) continue;
         bool seen = false;
         for (auto k : unit_cuts_[r]) seen = seen || (cuts_[k].lambda == cut.lambda && cuts_[k].group == cut.group);
         if (seen) continue;

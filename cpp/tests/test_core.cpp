@@ -219,25 +219,28 @@ int main() {
         std::vector<double> x(static_cast<std::size_t>(rp.num_candidates));
         for (auto& v : x) v = 0.25 * quarter(rng);
         CoverageCut cut;
-        for (std::int32_t r = 0; r < rp.num_units; ++r) {
-            if (!separate_coverage_cut(rp, r, x, 1e-9, &cut)) continue;
-            std::vector<double> coef(static_cast<std::size_t>(rp.num_candidates), 0.0);
-            for (std::size_t j = 0; j < cut.candidates.size(); ++j) coef[cut.candidates[j]] = cut.coefficients[j];
-            const int n = rp.num_candidates;
-            for (std::uint32_t mask = 0; mask < (1u << n); ++mask) {
-                std::vector<int> used(static_cast<std::size_t>(rp.num_groups), 0);
-                bool ok = true;
-                double z = 0.0, rhs = cut.intercept;
-                for (int u = 0; u < n && ok; ++u) {
-                    if (!(mask >> u & 1u)) continue;
-                    if (used[rp.group_of[u]]++) ok = false;
-                    for (auto k = rp.indptr[u]; k < rp.indptr[u + 1]; ++k)
-                        if (rp.indices[k] == r) z += rp.values[k];
-                    rhs += coef[u];
+        for (std::int32_t r = 0; r < rp.num_units; ++r)
+            for (int family = 0; family < 2; ++family) {
+                const bool separated = family == 0 ? separate_coverage_cut(rp, r, x, 1e-9, &cut)
+                                                   : separate_reach_cut(rp, r, x, 1e-9, &cut);
+                if (!separated) continue;
+                std::vector<double> coef(static_cast<std::size_t>(rp.num_candidates), 0.0);
+                for (std::size_t j = 0; j < cut.candidates.size(); ++j) coef[cut.candidates[j]] = cut.coefficients[j];
+                const int n = rp.num_candidates;
+                for (std::uint32_t mask = 0; mask < (1u << n); ++mask) {
+                    std::vector<int> used(static_cast<std::size_t>(rp.num_groups), 0);
+                    bool ok = true;
+                    double z = 0.0, rhs = cut.intercept;
+                    for (int u = 0; u < n && ok; ++u) {
+                        if (!(mask >> u & 1u)) continue;
+                        if (used[rp.group_of[u]]++) ok = false;
+                        for (auto k = rp.indptr[u]; k < rp.indptr[u + 1]; ++k)
+                            if (rp.indices[k] == r) z += rp.values[k];
+                        rhs += coef[u];
+                    }
+                    if (ok) check(std::min(rp.cap[r], z) <= rhs + 1e-9, "coverage cut holds for every store", seed);
                 }
-                if (ok) check(std::min(rp.cap[r], z) <= rhs + 1e-9, "coverage cut holds for every store", seed);
             }
-        }
     }
 
     // Local improvement: from a greedy store, a feasible store no worse than the start that

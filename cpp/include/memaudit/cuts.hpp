@@ -3,27 +3,53 @@
 //
 // For a unit r with h_r(z) = min(kappa, z) (cap1; reduce() clips every entry to t_u <= kappa)
 // the MILP row y_r <= sum_u t_u x_u, y_r <= kappa is weak when fractions of several
-// candidates add up to a full cover. For lambda in (0, 1) and one group G (or none), every
-// store X with at most one candidate per group satisfies
+// candidates add up to a full cover. For lambda in [0, 1) and one group G (or none), let
+// M_G = sum over the groups H != G covering r of max_{v in H} t_v (the most a store collects
+// on r outside G) and, for every member u of G (t_u = 0 when u does not cover r),
+//
+//     d_u = max(t_u - (1 - lambda) kappa,  min(kappa, t_u + M_G) - kappa).
+//
+// Then every store X with at most one candidate per group satisfies
 //
 //     min(kappa, z_r(X)) <= (1 - lambda) kappa + sum_{v in X, v not in G} min(lambda kappa, t_v)
-//                                              + sum_{u in X, u in G} max(0, t_u - (1 - lambda) kappa).
+//                                              + sum_{u in X, u in G} d_u.
 //
-// Proof. If some v of X outside G has t_v >= lambda kappa, the right side is at least
-// (1 - lambda) kappa + lambda kappa = kappa. Otherwise every such v contributes t_v, and the
-// one candidate u of X in G (if any) contributes with the intercept max((1 - lambda) kappa,
-// t_u) >= t_u, so the right side is at least z_r(X). Either way it bounds min(kappa, z_r(X)).
+// Proof. X holds no member of G: if some v of X has t_v >= lambda kappa the right side is at
+// least kappa, else it is (1 - lambda) kappa + z_r(X). X holds u of G, and Z <= M_G from the
+// other groups: if some v of X outside G has t_v >= lambda kappa the right side is at least
+// kappa + d_u >= min(kappa, t_u + M_G) >= min(kappa, t_u + Z); otherwise it is
+// (1 - lambda) kappa + Z + d_u >= Z + t_u. Either way it bounds min(kappa, z_r(X)).
 //
 // Without G this is the mixed-integer rounding inequality of the row (Marchand and Wolsey,
 // "Aggregation and mixed integer rounding to solve MIPs", Operations Research 49, 2001);
-// the group row lets the intercept pay for the one candidate of G (a lifting by the GUB
-// constraint). On MEMAUDIT-like packages at 5-20% budgets a few rounds of them take the LP
-// bound from about 1% above OPT to OPT or within one lattice step of it.
+// the group row lifts it (Wolsey, "Valid inequalities for 0-1 knapsacks and MIPs with
+// generalised upper bound constraints", Discrete Applied Mathematics 29, 1990): the intercept
+// pays for the one candidate of G, and a member of G that leaves r short of its cap whatever
+// the other groups add (t_u + M_G < kappa) gets a negative coefficient, even when it does not
+// cover r at all (taking it rules out the siblings that do). With G, lambda = 0 is a cut too:
+// y_r <= kappa + sum_{u in G} (min(kappa, t_u + M_G) - kappa) x_u. On MEMAUDIT-like packages
+// at 5-20% budgets a few rounds of them take the LP bound from about 1% above OPT to OPT or
+// within one lattice step of it.
 //
 // Separation at a fractional x (the averaged Lagrangian solutions, see search.hpp): for each
-// lambda among the breakpoints t_u / kappa and 1 - t_u / kappa of the candidates with
-// x_u > 0, the best G is the group whose members gain most from the lifted coefficients;
-// the cut returned is the most violated against min(kappa, sum t x), if any.
+// lambda among 0, the breakpoints t_u / kappa and 1 - t_u / kappa of the candidates with
+// x_u > 0 and M_G / kappa, the best G is the group (among those covering r) whose members
+// gain most from the lifted coefficients; the cut returned is the most violated against
+// min(kappa, sum t x), if any.
+// A second family bounds what the other groups can add instead of rounding it (the cuts
+// HiGHS's separators find on these rows). For a set I of the groups covering r, with
+// M_I = sum over the covering groups H not in I of max_{v in H} t_v < kappa,
+//
+//     min(kappa, z_r(X)) <= M_I + sum_{u in X, group(u) in I} min(t_u, kappa - M_I).
+//
+// Proof. The groups outside I add at most M_I to z_r(X). If a member u of I in X has
+// t_u >= kappa - M_I, the right side is at least kappa; otherwise it is at least
+// M_I + (coverage from I) >= z_r(X). Where the LP spreads a full cover over a candidate that
+// covers r only partly and fractions of full coverers (0.5 x_a + 0.5 x_b + 0.6 x_c with the
+// summary c in a group of its own), putting the summaries outside I cuts off what the
+// rounding family keeps. Separation tries, for two orders of the covering groups (by their
+// largest coverage; by the share of it the LP uses, most used first), every prefix as the
+// groups outside I, and returns the most violated cut.
 #pragma once
 
 #include <cstdint>
@@ -33,20 +59,34 @@
 
 namespace memaudit {
 
+// CoverageCut::group of a cut of the second family (lambda is then 1 - M_I / kappa).
+constexpr std::int32_t kReachCutGroup = -2;
+
 struct CoverageCut {
     std::int32_t unit = -1;
     double lambda = 0.0;
-    std::int32_t group = -1;      // -1: no lifted group
+    std::int32_t group = -1;      // -1: no lifted group; kReachCutGroup: the second family
     double intercept = 0.0;       // (1 - lambda) kappa
     double violation = 0.0;       // at the point it was separated at (h units)
-    std::vector<std::int32_t> candidates; // every candidate covering the unit with a coefficient > 0
+    // Every candidate with a coefficient other than 0: coverers of the unit (> 0), and
+    // members of the lifted group, which may be < 0 whether they cover the unit or not.
+    std::vector<std::int32_t> candidates;
     std::vector<double> coefficients;
 };
 
-// Coefficient of a candidate with clipped coverage t (group `in_group` or not).
-inline double coverage_cut_coefficient(double t, double kappa, double lambda, bool in_group) {
-    if (in_group) return t > (1.0 - lambda) * kappa ? t - (1.0 - lambda) * kappa : 0.0;
+// Coefficient of a candidate outside the lifted group, with clipped coverage t.
+inline double coverage_cut_coefficient(double t, double kappa, double lambda) {
     return t < lambda * kappa ? t : lambda * kappa;
+}
+
+// Coefficient d_u of a member of the lifted group with clipped coverage t (0 if it does not
+// cover the unit), M_G = outside_reach. A shortfall below 1e-12 kappa counts as none, so
+// that rounding in t + M_G never makes a coefficient more negative than the proof allows.
+inline double lifted_cut_coefficient(double t, double kappa, double lambda, double outside_reach) {
+    const double shortfall = kappa - t - outside_reach;
+    const double negative = shortfall > 1e-12 * kappa ? 1e-12 * kappa - shortfall : 0.0;
+    const double positive = t - (1.0 - lambda) * kappa;
+    return positive > negative ? positive : negative;
 }
 
 // The cut of (unit, lambda, group) over all candidates covering the unit.
@@ -56,6 +96,10 @@ CoverageCut make_coverage_cut(const ReducedProblem& p, std::int32_t unit, double
 // its violation exceeds min_violation (in h units, before the weight). Cap1 units only.
 bool separate_coverage_cut(const ReducedProblem& p, std::int32_t unit, const std::vector<double>& x,
                            double min_violation, CoverageCut* cut);
+
+// The most violated cut of the second family at x, if its violation exceeds min_violation.
+bool separate_reach_cut(const ReducedProblem& p, std::int32_t unit, const std::vector<double>& x,
+                        double min_violation, CoverageCut* cut);
 
 // Whether unit r has the saturation the family is proven for (cap1).
 bool coverage_cut_unit(const ReducedProblem& p, std::int32_t unit);
