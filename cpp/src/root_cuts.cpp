@@ -98,7 +98,7 @@ double BranchAndBound::cut_rounds(double capacity, double best) {
         if (add_cuts() == 0) break;
         prepare_cuts();
         const double before = best;
-        best = std::min(best, subgradient(capacity, kCutIterations, kCutTheta, kRootPatience));
+        best = std::min(best, subgradient(capacity, kCutIterations, kCutTheta, kCutPatience));
         if (!(best < before - kMinDescentGain * std::max(1.0, std::abs(before))) && round > 0) break;
     }
     purge_cuts();
