@@ -235,9 +235,10 @@ def test_memory_does_not_grow_with_nodes() -> None:
 # a second thread beside it (from no start store, on the candidates the root left open once it
 # is done); the first proof wins and the result's proved_by says which engine it was. HiGHS
 # and Gurobi (where its pip licence takes the model) solve the original MILP alone, one thread.
-# Families: the synthetic ones above, MEMAUDIT-Small scaled up, and an entity timeline made by a
+# Families: the synthetic ones above, MEMAUDIT-Small scaled up, an entity timeline made by a
 # generator of its own (tests/oracles/timeline.py: attributes whose values change), plain and
-# tie-heavy. MEMAUDIT_BENCH_LARGE=full adds the 10,000-candidate packages (long: HiGHS alone may
+# tie-heavy, and a long dialogue (tests/oracles/dialogue.py: query-demand weights, partial covers
+# from turn and session summaries), costs in words and in the byte model. MEMAUDIT_BENCH_LARGE=full adds the 10,000-candidate packages (long: HiGHS alone may
 # take an hour over them).
 
 LARGE_FRACTIONS = (0.02, 0.05, 0.10, 0.20, 0.40)
@@ -271,11 +272,16 @@ def large_package(family: str, n: int) -> dict:
         from oracles.timeline import timeline_package
 
         return timeline_package(n, seed=0, tie=family == "timeline_tie")
+    if family.startswith("dialogue"):
+        from oracles.dialogue import dialogue_package
+
+        return dialogue_package(n, seed=0, bytes_cost=family == "dialogue_bytes")
     return package_from_instance(synthetic_instance(n, seed=0, kind=family), f"{family}-{n}")
 
 
 LARGE_SIZES = (1000, 3000, 10000) if os.environ.get("MEMAUDIT_BENCH_LARGE") == "full" else (1000, 3000)
-LARGE_FAMILIES = ("memaudit", "tie_heavy", "redundant", "dense", "small", "timeline", "timeline_tie")
+LARGE_FAMILIES = ("memaudit", "tie_heavy", "redundant", "dense", "small", "timeline", "timeline_tie", "dialogue",
+                  "dialogue_bytes")
 LARGE_CASES = [(family, n, f) for family in LARGE_FAMILIES
                for n in LARGE_SIZES for f in LARGE_FRACTIONS]
 _LARGE_CACHE: dict[tuple[str, int], tuple[Any, Instance]] = {}
