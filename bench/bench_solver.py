@@ -238,8 +238,9 @@ def test_memory_does_not_grow_with_nodes() -> None:
 # Families: the synthetic ones above, MEMAUDIT-Small scaled up, an entity timeline made by a
 # generator of its own (tests/oracles/timeline.py: attributes whose values change), plain and
 # tie-heavy, and a long dialogue (tests/oracles/dialogue.py: query-demand weights, partial covers
-# from turn and session summaries), costs in words and in the byte model. MEMAUDIT_BENCH_LARGE=full adds the 10,000-candidate packages (long: HiGHS alone may
-# take an hour over them).
+# from turn and session summaries), costs in words and in the byte model.
+# MEMAUDIT_BENCH_LARGE=full adds the 10,000-candidate packages (long: HiGHS alone may take an
+# hour over them).
 
 LARGE_FRACTIONS = (0.02, 0.05, 0.10, 0.20, 0.40)
 HANDOFF_AFTER = DEFAULT_HANDOFF_AFTER
@@ -280,8 +281,8 @@ def large_package(family: str, n: int) -> dict:
 
 
 LARGE_SIZES = (1000, 3000, 10000) if os.environ.get("MEMAUDIT_BENCH_LARGE") == "full" else (1000, 3000)
-LARGE_FAMILIES = ("memaudit", "tie_heavy", "redundant", "dense", "small", "timeline", "timeline_tie", "dialogue",
-                  "dialogue_bytes")
+LARGE_FAMILIES = ("memaudit", "tie_heavy", "redundant", "dense", "small", "timeline", "timeline_tie",
+                  "dialogue", "dialogue_bytes")
 LARGE_CASES = [(family, n, f) for family in LARGE_FAMILIES
                for n in LARGE_SIZES for f in LARGE_FRACTIONS]
 _LARGE_CACHE: dict[tuple[str, int], tuple[Any, Instance]] = {}

@@ -380,15 +380,19 @@ class _Line:
 
 
 def test_a_race_moves_to_the_roots_open_candidates_only_when_they_are_few() -> None:
+    import time
+
     from memaudit_fast.solve import exact
 
     started: list[tuple[bool, Any]] = []
     release = threading.Event()
+    ran = [0.1]  # seconds HiGHS has run on the whole MILP when the root is done
 
     def start(budget: float, line: Any, after: float, previous: Any = None) -> Any:
         if previous is not None:
             assert previous.stop.is_set()  # the race it replaces was stopped first
-        race = exact._Race(exact.HighsStop(), threading.Thread(target=release.wait), reduced=bool(line.root_done))
+        race = exact._Race(exact.HighsStop(), threading.Thread(target=release.wait), reduced=bool(line.root_done),
+                           runs_at=time.monotonic() - ran[0])
         race.thread.start()
         started.append((bool(line.root_done), previous))
         return race
@@ -409,6 +413,9 @@ def test_a_race_moves_to_the_roots_open_candidates_only_when_they_are_few() -> N
         assert [done for done, _ in run([_Line(0.05), _Line(0.2, True, many)])] == [False]
         assert [done for done, _ in run([_Line(0.05), _Line(0.2, True, ())])] == [False]  # the root closed
         assert [done for done, _ in run([_Line(0.3, True, few), _Line(0.4, True, few)])] == [True]  # reduced already
+        # HiGHS has run past RACE_MOVE_LATEST: it keeps the whole MILP, its own root done.
+        ran[0] = exact.RACE_MOVE_LATEST + 1.0
+        assert [done for done, _ in run([_Line(0.05), _Line(0.2, True, few)])] == [False]
     finally:
         release.set()
 
