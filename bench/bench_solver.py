@@ -240,7 +240,8 @@ def test_memory_does_not_grow_with_nodes() -> None:
 # tie-heavy, and a long dialogue (tests/oracles/dialogue.py: query-demand weights, partial covers
 # from turn and session summaries), costs in words and in the byte model.
 # MEMAUDIT_BENCH_LARGE=full adds the 10,000-candidate packages (long: HiGHS alone may take an
-# hour over them).
+# hour over them). MEMAUDIT_BENCH_SEED=k draws every family's packages from seed k instead of 0:
+# packages the solver was not tuned on, of the same families.
 
 LARGE_FRACTIONS = (0.02, 0.05, 0.10, 0.20, 0.40)
 HANDOFF_AFTER = DEFAULT_HANDOFF_AFTER
@@ -263,21 +264,24 @@ def package_from_instance(inst: Instance, name: str) -> dict:
             "objective": {"saturation": "cap1"}, "units": units, "candidates": candidates}
 
 
-def large_package(family: str, n: int) -> dict:
+LARGE_SEED = int(os.environ.get("MEMAUDIT_BENCH_SEED", "0"))
+
+
+def large_package(family: str, n: int, seed: int = LARGE_SEED) -> dict:
     if family == "small":
         from memaudit_fast.suites.small import generate_package
 
         # scale 25 / 70 / 210: about 1,200 / 3,300 / 10,000 candidates
-        return generate_package("base", seed=0, scale={1000: 25, 3000: 70, 10000: 210}[n])
+        return generate_package("base", seed=seed, scale={1000: 25, 3000: 70, 10000: 210}[n])
     if family.startswith("timeline"):
         from oracles.timeline import timeline_package
 
-        return timeline_package(n, seed=0, tie=family == "timeline_tie")
+        return timeline_package(n, seed=seed, tie=family == "timeline_tie")
     if family.startswith("dialogue"):
         from oracles.dialogue import dialogue_package
 
-        return dialogue_package(n, seed=0, bytes_cost=family == "dialogue_bytes")
-    return package_from_instance(synthetic_instance(n, seed=0, kind=family), f"{family}-{n}")
+        return dialogue_package(n, seed=seed, bytes_cost=family == "dialogue_bytes")
+    return package_from_instance(synthetic_instance(n, seed=seed, kind=family), f"{family}-{n}-{seed}")
 
 
 LARGE_SIZES = (1000, 3000, 10000) if os.environ.get("MEMAUDIT_BENCH_LARGE") == "full" else (1000, 3000)

@@ -78,7 +78,8 @@ def _large_summary(write: Any, rows: list[dict[str, Any]]) -> None:
     from memaudit_fast.solve.exact import DEFAULT_HANDOFF_AFTER
 
     write("large-budget suite: ours (branch-and-bound, HiGHS racing it in a second thread from "
-          f"{DEFAULT_HANDOFF_AFTER:g} s) against HiGHS and Gurobi alone on the original MILP, one budget per case")
+          f"{DEFAULT_HANDOFF_AFTER:g} s) against HiGHS and Gurobi alone on the original MILP, one budget per case"
+          f" (packages of seed {getattr(sys.modules.get('bench_solver'), 'LARGE_SEED', 0)})")
     write(f"{'case':24s} {'cands':>6s} {'ours':>10s} {'status':>10s} {'proved_by':>16s} {'HiGHS':>10s} "
           f"{'ratio':>8s} {'Gurobi':>10s} {'ratio':>8s}")
     ratios: list[float] = []
