@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shlex
 from collections import Counter
 from pathlib import Path
 
@@ -443,3 +444,47 @@ def test_workers_that_cannot_start_leave_the_output_as_it_was(tmp_path, small_se
     with pytest.raises(UsageError, match="reach Ray"):
         run_batch([small_set], tmp_path / "new.jsonl", backend="ray")
     assert not (tmp_path / "new.jsonl").exists()
+
+
+def test_the_printed_resume_command_and_the_refusal_keep_every_digit(tmp_path, small_set, capsys):
+    # Budgets in bytes run to seven digits and fractions to more than six: the resume command
+    # printed on an interruption must give back the run's options (with %g it said 1.23457e+06
+    # and was refused), and a refusal must not show two different values as the same.
+    from memaudit_fast.cli.batch import resume_command
+    from memaudit_fast.cli.main import build_parser
+
+    for flags in (["--budgets", "1234567,2.5"], ["--budget-fracs", "0.1234567"]):
+        args = build_parser().parse_args(["batch", str(small_set), "--out", str(tmp_path / "o.jsonl"), *flags])
+        again = build_parser().parse_args(shlex.split(resume_command(args))[1:])
+        assert again.budgets == args.budgets and again.budget_fracs == args.budget_fracs
+    out = tmp_path / "out.jsonl"
+    assert batch(small_set, "--out", out, "--workers", "1", "--budgets", "1234567") == 0
+    before = out.read_bytes()
+    capsys.readouterr()
+    assert batch(small_set, "--out", out, "--workers", "1", "--budgets", "1234568", "--resume") == 2
+    assert out.read_bytes() == before
+    assert "budgets 1234567 in the file, 1234568 now" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", [b"not json at all\n", b"\xff\xfe binary", b'[1, 2]\n'])
+def test_a_refused_resume_says_what_to_do(tmp_path, small_set, capsys, content):
+    out = tmp_path / "notes.jsonl"
+    out.write_bytes(content)
+    assert batch(small_set, "--out", out, "--budgets", "2", "--resume") == 2
+    assert out.read_bytes() == content
+    err = capsys.readouterr().err
+    assert "choose another --out" in err and "not modified" in err
+
+
+def test_a_set_that_does_not_exist_is_a_usage_error_before_any_work(tmp_path, small_set, capsys):
+    # A mistyped SET is a bad argument (exit 2, nothing written), as in every other command;
+    # it used to be scored as a failed member: exit 3, an error record, and on a resume every
+    # member of the file counted as no longer in the set.
+    out = tmp_path / "out.jsonl"
+    assert batch(small_set, tmp_path / "typo.jsonl", "--out", out, "--budgets", "2") == 2
+    assert not out.exists()
+    assert "typo.jsonl" in capsys.readouterr().err
+    assert batch(small_set, "--out", out, "--budgets", "2") == 0
+    before = out.read_bytes()
+    assert batch(tmp_path / "typo.jsonl", "--out", out, "--budgets", "2", "--resume") == 2
+    assert out.read_bytes() == before

@@ -328,3 +328,22 @@ def test_sigterm_stays_the_batchs_own_when_starting_workers_installs_a_handler(t
         assert signal.getsignal(signal.SIGTERM) is exits
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_ctrl_c_while_waiting_for_the_oldest_chunk_keeps_what_it_finished(tmp_path):
+    # One chunk holds the easy packages and the hard ones: the driver waits for it when Ctrl-C
+    # comes. The chunk must still be in the window then, so that the packages it finished are
+    # written (it used to be taken off the window before the wait, and was lost).
+    set_path = mixed_set(tmp_path / "set.jsonl", hard=2)
+    out = tmp_path / "out.jsonl"
+    timer = threading.Timer(5.0, os.kill, (os.getpid(), signal.SIGINT))  # the easy ones done by then
+    timer.start()
+    try:
+        summary = run_batch([set_path], out, BatchOptions(time_limit=600), workers=2, backend="local",
+                            chunk_size=8)
+    finally:
+        timer.cancel()
+    assert summary.interrupted
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert summary.packages == EASY and len(records) == EASY * 2
+    assert all(r["status"] == "optimal" for r in records)

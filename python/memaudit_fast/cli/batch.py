@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..experiments.batch import BACKENDS, BatchOptions, BatchSummary, run_batch
+from ..experiments.batch_resume import format_number
 from ..model.jsonio import check_output_path
 from ..progress import Progress
 from .common import add_subparser, name_list, number_list
@@ -68,7 +69,7 @@ def resume_command(args: argparse.Namespace) -> str:
     words = ["memaudit", "batch", *args.sets, "--out", args.out]
     for flag, value in (("--budgets", args.budgets), ("--budget-fracs", args.budget_fracs)):
         if value:
-            words += [flag, ",".join(f"{v:g}" for v in value)]
+            words += [flag, ",".join(format_number(v) for v in value)]  # every digit: see format_number
     if args.writers:
         words += ["--writers", ",".join(args.writers)]
     for flag, value in (("--certify", None if args.certify == "none" else args.certify),

@@ -398,6 +398,12 @@ def run_batch(
     if any(str(p) == STDIN for p in input_paths) and _stdin_is_terminal():
         raise UsageError("SET -: standard input is a terminal, not a set; pipe a JSONL set in, e.g. "
                          "zcat small.jsonl.gz | memaudit batch - --out results.jsonl")
+    for p in input_paths:
+        # A SET named on the command line that is not there is a mistyped argument, not a
+        # failed member: refused before the output is touched (exit 2), as in other commands.
+        if str(p) != STDIN and not p.exists():
+            raise UsageError(f"SET {p}: no such file or directory; give a package, a .jsonl set or a "
+                             "directory that exists")
     output = open_output(Path(out), input_paths, options, resume=resume, overwrite=overwrite)
     start = time.perf_counter()
     main_thread = threading.current_thread() is threading.main_thread()
@@ -508,15 +514,24 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
             tick(1 if errors else 0)
 
     window: deque[Any] = deque()
+
+    def write_oldest() -> None:
+        # The chunk stays in the window while the driver waits for it: a Ctrl-C during the
+        # wait leaves it to _keep_finished, which writes what it finished (taken off first, a
+        # chunk of finished packages waiting on a slow one was lost).
+        outcomes = runner.result(window[0])
+        window.popleft()
+        write(outcomes)
+
     try:
         for chunk in chunks(pending(), size):
             window.append(runner.submit(chunk))
             # A full window waits for its oldest chunk; finished ones are written at once (a
             # chunk the driver scored itself, say, while Ray starts).
             while window and (len(window) >= runner.depth or runner.finished(window[0])):
-                write(runner.result(window.popleft()))
+                write_oldest()
         while window:
-            write(runner.result(window.popleft()))
+            write_oldest()
     except (KeyboardInterrupt, _Stop):
         summary.interrupted = True
         _keep_finished(runner, window, write)

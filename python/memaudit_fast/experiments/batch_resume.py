@@ -24,7 +24,7 @@ from ..model.compiled import check_budgets
 from ..model.outputs import same_file
 from ..results.records import ResultsFile, encode_records, parse_results
 
-__all__ = ["BatchOptions", "open_output", "read_done", "unique", "write_all"]
+__all__ = ["BatchOptions", "format_number", "open_output", "read_done", "unique", "write_all"]
 
 
 def unique(values: Iterable[Any]) -> tuple[Any, ...]:
@@ -165,11 +165,18 @@ def _check_resumable(parsed: ResultsFile, options: BatchOptions) -> Done:
     return done
 
 
+def format_number(value: float) -> str:
+    """A budget as the command line takes it back: every digit (``:g`` keeps six, so 1234567
+    showed as 1.23457e+06, and a resume command printed that way was refused)."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+
+
 def _show(value: Any) -> str:
     if value is None:
         return "none"
     if isinstance(value, list):
-        return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value) or "none"
+        return ",".join(format_number(v) if isinstance(v, float) else str(v) for v in value) or "none"
     return str(value)
 
 
@@ -314,7 +321,16 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
         if resume:
             size = os.fstat(fd).st_size
             data = os.pread(fd, size, 0) if size else b""
-            done = _check_resumable(parse_results(data, str(out)), options)
+            try:
+                parsed = parse_results(data, str(out))
+            except PackageError as exc:
+                # parse_results says what is wrong with the file, not what to do about it.
+                raise PackageError(
+                    f"{exc.detail}; --resume continues only a results file that memaudit batch wrote "
+                    "(the file was not modified): choose another --out",  # not --force: it may be a package set
+                    package_id=exc.package_id, record=exc.record, field=exc.field, source=exc.source,
+                ) from None
+            done = _check_resumable(parsed, options)
             keep = done.complete_bytes if done.torn_tail else None
         elif overwrite:
             keep = 0
