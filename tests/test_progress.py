@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import threading
+from typing import Any
 
 from memaudit_fast.progress import Progress
 
@@ -85,3 +86,59 @@ def test_close_is_once_and_an_interrupted_run_is_stopped() -> None:
         p.close(failed=True)  # an interrupted run: the command closes it itself
     lines = out.getvalue().splitlines()
     assert len(lines) == 1 and lines[0].endswith("stopped")
+
+
+def test_a_long_first_item_still_gets_its_periodic_lines() -> None:
+    # Off a terminal the lines used to come only with updates: a first package that took 10 s
+    # left the log silent for 10 s. A timer writes the line that is due.
+    import time
+
+    out = io.StringIO()
+    with Progress("batch", total=2, unit="package", stream=out, interval=0.1):
+        time.sleep(0.45)
+        during = out.getvalue().splitlines()
+    assert len(during) >= 2 and all(line.startswith("batch: 0/2 packages") for line in during)
+    assert out.getvalue().splitlines()[-1].endswith("done")
+
+
+def _pty_stream(columns: int) -> tuple[int, Any]:
+    import fcntl
+    import os
+    import struct
+    import termios
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    return master, os.fdopen(slave, "w")
+
+
+def _drain(master: int) -> str:
+    import os
+    import select
+
+    data = b""
+    while select.select([master], [], [], 0.2)[0]:
+        chunk = os.read(master, 65536)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode(errors="replace").replace("\r\n", "\n")
+
+
+def test_a_terminal_that_reports_no_width_gets_plain_lines() -> None:
+    # A bar sized to 0 columns prints nothing at all (script(1) with no terminal behind it
+    # makes such a pseudo-terminal): plain lines there, the bar on a sized terminal.
+    import os
+
+    for columns, bar in ((0, False), (80, True)):
+        master, stream = _pty_stream(columns)
+        try:
+            with Progress("batch", total=1, unit="package", stream=stream, interval=0.0) as p:
+                p.update()
+            stream.flush()
+            text = _drain(master)
+        finally:
+            stream.close()
+            os.close(master)
+        assert ("\r" in text) == bar, (columns, text)
+        assert "batch" in text and ("1/1 packages" in text or bar)

@@ -2,13 +2,17 @@
 
 Every long command reports through :class:`Progress`, so that all of them look alike: count,
 rate, ETA when the total is known, and failures so far. ``quiet=True`` silences it. When stderr
-is not a terminal (CI logs, ``2> file``) a plain line is written at most every ``interval``
-seconds and once at the end, so that logs stay short and readable.
+is not a terminal (CI logs, ``2> file``), or is one that reports no width, a plain line is
+written every ``interval`` seconds, from a timer too, so that a long first item still shows the
+work is alive, and once at the end: logs stay short and readable.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import sys
+import threading
 import time
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
@@ -42,11 +46,17 @@ class Progress:
         self._last_line = self._start
         self._bar: Any = None
         self._closed = False
+        self._lock = threading.Lock()  # the timer's lines and the caller's
+        self._stopped = threading.Event()
         if not quiet and _is_terminal(self._stream):
             from tqdm import tqdm
 
             self._bar = tqdm(total=total, desc=label, unit=f" {unit}", file=self._stream,
                              dynamic_ncols=True, leave=True, mininterval=0.25)
+        elif not quiet and math.isfinite(interval) and interval > 0:
+            # Lines come with updates, but an item that takes minutes must not leave the log
+            # silent for minutes: a timer writes the line that is due.
+            threading.Thread(target=self._heartbeat, name=f"progress {label}", daemon=True).start()
 
     @property
     def shown(self) -> bool:
@@ -65,10 +75,23 @@ class Progress:
                 self._bar.set_postfix_str(f"{self.failed} failed", refresh=False)
             self._bar.update(n)
             return
-        now = time.perf_counter()
-        if now - self._last_line >= self._interval:
-            self._last_line = now
-            self._line(now)
+        with self._lock:
+            now = time.perf_counter()
+            if now - self._last_line >= self._interval and not self._closed:
+                self._last_line = now
+                self._line(now)
+
+    def _heartbeat(self) -> None:
+        wait = self._interval
+        while not self._stopped.wait(wait):
+            with self._lock:
+                if self._closed:
+                    return
+                now = time.perf_counter()
+                if now - self._last_line >= self._interval * 0.999:
+                    self._last_line = now
+                    self._line(now)
+                wait = max(0.01, self._interval - (time.perf_counter() - self._last_line))
 
     def set_total(self, total: int | None) -> None:
         """The total, once known (e.g. counted while the work already streams)."""
@@ -84,7 +107,8 @@ class Progress:
         if self._bar is not None:
             self._bar.write(message, file=self._stream)
         else:
-            print(message, file=self._stream, flush=True)
+            with self._lock:
+                print(message, file=self._stream, flush=True)
 
     def close(self, *, failed: bool = False) -> None:
         """End the display (once; later calls do nothing); ``failed`` when the work raised or
@@ -92,12 +116,14 @@ class Progress:
         was done), not that it is done."""
         if self._quiet or self._closed:
             return
-        self._closed = True
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
-        elif not (failed and self.count == 0):
-            self._line(time.perf_counter(), final="stopped" if failed else "done")
+        self._stopped.set()
+        with self._lock:
+            self._closed = True
+            if self._bar is not None:
+                self._bar.close()
+                self._bar = None
+            elif not (failed and self.count == 0):
+                self._line(time.perf_counter(), final="stopped" if failed else "done")
 
     def _line(self, now: float, final: str | None = None) -> None:
         elapsed = now - self._start
@@ -121,7 +147,9 @@ class Progress:
 
 
 def _is_terminal(stream: TextIO) -> bool:
+    """A terminal a bar can be drawn on: one that reports no width (a pseudo-terminal nobody
+    sized, as ``script`` without a terminal behind it makes) would show an empty bar."""
     try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
+        return bool(stream.isatty()) and os.get_terminal_size(stream.fileno()).columns > 0
+    except (AttributeError, ValueError, OSError):
         return False
