@@ -142,3 +142,23 @@ def test_a_terminal_that_reports_no_width_gets_plain_lines() -> None:
             os.close(master)
         assert ("\r" in text) == bar, (columns, text)
         assert "batch" in text and ("1/1 packages" in text or bar)
+
+
+def test_a_display_never_closed_stops_its_timer_when_dropped_or_its_stream_closes() -> None:
+    # An exception between creating a display and closing it must not leave a timer writing
+    # forever (to a stream that may be closed by then).
+    import gc
+    import time
+
+    out = io.StringIO()
+    Progress("x", stream=out, interval=0.05)  # dropped at once, never closed
+    gc.collect()
+    time.sleep(0.2)
+    assert out.getvalue() == ""
+    before = {t for t in threading.enumerate() if t.name == "progress y"}
+    out = io.StringIO()
+    kept = Progress("y", stream=out, interval=0.05)
+    out.close()
+    time.sleep(0.2)
+    assert not [t for t in threading.enumerate() if t.name == "progress y" and t not in before]
+    assert kept.count == 0

@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -56,7 +57,10 @@ class Progress:
         elif not quiet and math.isfinite(interval) and interval > 0:
             # Lines come with updates, but an item that takes minutes must not leave the log
             # silent for minutes: a timer writes the line that is due.
-            threading.Thread(target=self._heartbeat, name=f"progress {label}", daemon=True).start()
+            # The timer holds the display weakly: one its caller never closed (an exception
+            # between creating and closing it) ends with it instead of writing forever.
+            threading.Thread(target=_heartbeat, args=(weakref.ref(self), self._stopped, interval),
+                             name=f"progress {label}", daemon=True).start()
 
     @property
     def shown(self) -> bool:
@@ -81,17 +85,19 @@ class Progress:
                 self._last_line = now
                 self._line(now)
 
-    def _heartbeat(self) -> None:
-        wait = self._interval
-        while not self._stopped.wait(wait):
-            with self._lock:
-                if self._closed:
-                    return
-                now = time.perf_counter()
-                if now - self._last_line >= self._interval * 0.999:
-                    self._last_line = now
+    def _beat(self) -> float | None:
+        """The timer's turn: the line if one is due; seconds until the next turn (None: stop)."""
+        with self._lock:
+            if self._closed:
+                return None
+            now = time.perf_counter()
+            if now - self._last_line >= self._interval * 0.999:
+                self._last_line = now
+                try:
                     self._line(now)
-                wait = max(0.01, self._interval - (time.perf_counter() - self._last_line))
+                except (OSError, ValueError):  # the stream is gone (closed): nothing to show on
+                    return None
+            return max(0.01, self._interval - (time.perf_counter() - self._last_line))
 
     def set_total(self, total: int | None) -> None:
         """The total, once known (e.g. counted while the work already streams)."""
@@ -144,6 +150,16 @@ class Progress:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close(failed=exc_type is not None)
+
+
+def _heartbeat(ref: weakref.ref[Progress], stopped: threading.Event, interval: float) -> None:
+    wait: float | None = interval
+    while wait is not None and not stopped.wait(wait):
+        progress = ref()
+        if progress is None:
+            return
+        wait = progress._beat()
+        del progress  # not kept alive while waiting
 
 
 def _is_terminal(stream: TextIO) -> bool:
