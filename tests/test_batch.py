@@ -164,6 +164,33 @@ def test_a_ray_address_nothing_answers_at_is_refused_at_once(tmp_path, capsys):
     assert not out.exists()
 
 
+def test_a_ray_address_where_something_else_listens_is_refused_at_once(tmp_path, capsys):
+    # A web server (or Ray's dashboard, 8265) at the address: ray.init waited on it for a
+    # minute or more; the check now asks whether the port speaks gRPC, as Ray's GCS does.
+    pytest.importorskip("ray")
+    import http.server
+    import threading
+
+    make_set(tmp_path / "set.jsonl", 2)
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+            began = time.monotonic()
+            assert main(["batch", str(tmp_path / "set.jsonl"), "--out", str(out), "--budgets", "2",
+                         "--backend", "ray", "--ray-address", address]) == 2
+            assert time.monotonic() - began < 10
+            err = capsys.readouterr().err
+            assert "not as Ray" in err and str(port) in err
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert out.read_bytes() == b""
+
+
 @pytest.mark.parametrize("running", [True, False], ids=["ray-running", "ray-started-by-the-run"])
 def test_ray_backend_matches_local_and_resumes_with_the_same_keys(tmp_path, running):
     ray = pytest.importorskip("ray")
@@ -187,6 +214,28 @@ def test_ray_backend_matches_local_and_resumes_with_the_same_keys(tmp_path, runn
         ray.shutdown()
     assert summary.truncated_tail and summary.skipped == 3 and summary.duplicates == 8
     assert timings_removed(read(tmp_path / "ray.jsonl")) == expected
+
+
+def test_a_run_starts_its_own_ray_even_where_another_ray_is_the_default(tmp_path, monkeypatch):
+    # Without --ray-address the run starts a Ray of its own. ray.init() alone joins the Ray that
+    # RAY_ADDRESS (or a `ray start` on this machine) names, and refuses num_cpus there: the
+    # run stopped with exit 2 once its first chunks were scored.
+    ray = pytest.importorskip("ray")
+    from memaudit_fast.experiments.batch import _score_chunk, _was_interrupted
+    from memaudit_fast.experiments.parallel import RayRunner
+
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    runner = RayRunner(_score_chunk, (BatchOptions(budgets=(2, 4)),), 2, None, _was_interrupted)
+    try:
+        assert runner.ready.wait(60)
+        assert runner.failure is None, runner.failure
+        make_set(tmp_path / "set.jsonl", 2)
+        summary = run_batch([tmp_path / "set.jsonl"], tmp_path / "ray.jsonl", BatchOptions(budgets=(2, 4)),
+                            backend="ray")  # on the Ray just started
+        assert summary.packages == 2 and summary.failed == 0
+    finally:
+        runner.close()
+    assert not ray.is_initialized()
 
 
 def test_a_local_ray_scores_in_the_driver_until_it_is_up_then_on_its_workers():

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -223,6 +224,34 @@ def test_a_local_ray_dies_with_the_batch_that_started_it_even_by_sigkill(tmp_pat
             break
         tick.wait(0.1)
     assert not left, f"outlived the killed batch: {left}"
+
+
+@NEEDS_RAY
+def test_sigterm_to_the_process_group_stops_a_run_with_its_own_local_ray_in_order(tmp_path):
+    # GNU timeout, kill -TERM -PGID or a job scheduler signal the whole group. Ray's GCS and
+    # raylet were in it: they died at once, and ray.shutdown then aborted the batch (exit 134,
+    # no summary, no resume command). They now run in a session of their own.
+    from memaudit_fast.experiments.ray_reaper import descendants
+
+    set_path = mixed_set(tmp_path / "set.jsonl", hard=3)
+    out = tmp_path / "out.jsonl"
+    proc = start(command(set_path, out, "--backend", "ray", "--workers", "2", "--chunk-size", "1"))
+    tick = threading.Event()
+    for _ in range(HANG * 10):  # until Ray is up: its raylet has started its agents
+        if any("RuntimeEnvAgent" in t for t in titles(descendants(proc.pid)).values()):
+            break
+        assert proc.poll() is None, "the batch ended before Ray was up"
+        tick.wait(0.1)
+    wait_for_lines(out, EASY * 2, proc)
+    os.killpg(proc.pid, signal.SIGTERM)
+    began = time.monotonic()
+    _, err = proc.communicate(timeout=HANG)
+    took = time.monotonic() - began
+    assert proc.returncode == 130, err
+    assert "--resume" in err and "interrupted" in err
+    assert len(out.read_text().splitlines()) >= EASY * 2
+    # Before, when it did not abort, ray.shutdown waited on the dead GCS for half a minute.
+    assert took < 15, f"took {took:.1f} s to stop"
 
 
 def test_ctrl_c_while_threads_solve_returns_promptly_in_process(tmp_path):

@@ -25,6 +25,7 @@ workers
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import multiprocessing
@@ -305,8 +306,12 @@ class RayRunner:
                         _check_reachable(self.address)
                         ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING)
                     else:
-                        ray.init(num_cpus=self.workers, include_dashboard=False, log_to_driver=False,
-                                 logging_level=logging.WARNING)
+                        # address="local": a Ray of this run's own. Without it ray.init joins a
+                        # Ray already running on this machine (ray start, RAY_ADDRESS) and
+                        # refuses num_cpus there: the run ended with exit 2 after its first chunks.
+                        with _own_session(ray):
+                            ray.init(address="local", num_cpus=self.workers, include_dashboard=False,
+                                     log_to_driver=False, logging_level=logging.WARNING)
                 finally:
                     logging.getLogger("ray._private.worker").removeFilter(quiet)
             cpus = int(ray.cluster_resources().get("CPU", self.workers)) if self.address else self.workers
@@ -382,6 +387,32 @@ class RayRunner:
             self.ray.shutdown()
 
 
+@contextlib.contextmanager
+def _own_session(ray: Any) -> Iterator[None]:
+    """While a local Ray starts: its processes (GCS, raylet and the raylet's agents) in a session
+    of their own. In the batch's process group, a signal sent to the group (GNU timeout, kill
+    -TERM -PGID, a job scheduler) killed them while the batch was stopping in order, and
+    ray.shutdown then aborted the batch (SIGABRT: no summary, no resume command). They still
+    die with the batch: Ray's parent-death signal and the reaper do not depend on the group."""
+    services: Any = getattr(getattr(ray, "_private", None), "services", None)
+    original = getattr(services, "ConsolePopen", None)
+    if original is None or not isinstance(original, type):  # another Ray: start it as it is
+        yield
+        return
+
+    class OwnSession(original):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            if sys.platform != "win32":
+                kwargs.setdefault("start_new_session", True)
+            super().__init__(*args, **kwargs)
+
+    services.ConsolePopen = OwnSession
+    try:
+        yield
+    finally:
+        services.ConsolePopen = original
+
+
 def _check_reachable(address: str, timeout: float = 5.0) -> None:
     """Refuse at once a cluster address nothing listens on: ray.init retries such an address
     for a minute or more, printing connection warnings. ``auto`` and ``local`` are Ray's own."""
@@ -396,10 +427,26 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
     except ValueError:
         raise ConnectionError(f"the port of {address!r} is not a number (expected host:port, e.g. head:6379)") from None
     try:
-        socket.create_connection((host.strip("[]"), number), timeout=timeout).close()
+        connection = socket.create_connection((host.strip("[]"), number), timeout=timeout)
     except OSError as exc:
         raise ConnectionError(f"nothing answers at {host}:{number} ({exc.strerror or exc}); start the cluster "
                               "(ray start --head) or give the address it printed") from None
+    # Something listening is not enough: at a port that is not Ray's (a web server, the
+    # dashboard's 8265), ray.init waited on it for a minute or more. Ray's GCS and its Client
+    # server speak gRPC, whose answer to HTTP/2's opening is a SETTINGS frame (type 4). With
+    # TLS (RAY_USE_TLS) nothing answers in plain text: no check then.
+    with connection:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+            return
+        try:
+            connection.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+            reply = connection.recv(9)
+        except OSError:
+            reply = b""
+    if len(reply) < 4 or reply[3] != 4:
+        hint = "ray://HEAD:10001 for Ray Client" if address.startswith("ray://") else "HEAD:6379, its GCS port"
+        raise ConnectionError(f"{host}:{number} answers, but not as Ray; give the address the cluster printed "
+                              f"({hint}) or auto on a cluster node")
 
 
 def _loaded(fn: Callable[..., Any]) -> int:
