@@ -196,8 +196,9 @@ def titles(pids: list[int]) -> dict[int, str]:
     return out
 
 
-@NEEDS_RAY
-def test_a_local_ray_dies_with_the_batch_that_started_it_even_by_sigkill(tmp_path):
+def start_with_local_ray(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
+    """A batch on a local Ray of its own, once Ray is up (its raylet's agents included) and
+    the easy packages are written."""
     from memaudit_fast.experiments.ray_reaper import descendants
 
     set_path = mixed_set(tmp_path / "set.jsonl", hard=3)
@@ -205,7 +206,7 @@ def test_a_local_ray_dies_with_the_batch_that_started_it_even_by_sigkill(tmp_pat
     proc = start(command(set_path, out, "--backend", "ray", "--workers", "2", "--chunk-size", "1"))
     tick = threading.Event()
     below: dict[int, str] = {}
-    for _ in range(HANG * 10):  # until Ray is up, agents included
+    for _ in range(HANG * 10):
         below = titles(descendants(proc.pid))
         if any("RuntimeEnvAgent" in t for t in below.values()) and any("DashboardAgent" in t for t in below.values()):
             break
@@ -214,6 +215,15 @@ def test_a_local_ray_dies_with_the_batch_that_started_it_even_by_sigkill(tmp_pat
     else:
         raise AssertionError(f"Ray's agents never started: {below}")
     wait_for_lines(out, EASY * 2, proc)
+    return proc, out
+
+
+@NEEDS_RAY
+def test_a_local_ray_dies_with_the_batch_that_started_it_even_by_sigkill(tmp_path):
+    from memaudit_fast.experiments.ray_reaper import descendants
+
+    proc, _ = start_with_local_ray(tmp_path)
+    tick = threading.Event()
     below = titles(descendants(proc.pid))
     os.kill(proc.pid, signal.SIGKILL)  # the batch alone, not its process group
     proc.communicate(timeout=HANG)
@@ -231,18 +241,7 @@ def test_sigterm_to_the_process_group_stops_a_run_with_its_own_local_ray_in_orde
     # GNU timeout, kill -TERM -PGID or a job scheduler signal the whole group. Ray's GCS and
     # raylet were in it: they died at once, and ray.shutdown then aborted the batch (exit 134,
     # no summary, no resume command). They now run in a session of their own.
-    from memaudit_fast.experiments.ray_reaper import descendants
-
-    set_path = mixed_set(tmp_path / "set.jsonl", hard=3)
-    out = tmp_path / "out.jsonl"
-    proc = start(command(set_path, out, "--backend", "ray", "--workers", "2", "--chunk-size", "1"))
-    tick = threading.Event()
-    for _ in range(HANG * 10):  # until Ray is up: its raylet has started its agents
-        if any("RuntimeEnvAgent" in t for t in titles(descendants(proc.pid)).values()):
-            break
-        assert proc.poll() is None, "the batch ended before Ray was up"
-        tick.wait(0.1)
-    wait_for_lines(out, EASY * 2, proc)
+    proc, out = start_with_local_ray(tmp_path)
     os.killpg(proc.pid, signal.SIGTERM)
     began = time.monotonic()
     _, err = proc.communicate(timeout=HANG)
