@@ -56,9 +56,8 @@ class Progress:
                              dynamic_ncols=True, leave=True, mininterval=0.25)
         elif not quiet and math.isfinite(interval) and interval > 0:
             # Lines come with updates, but an item that takes minutes must not leave the log
-            # silent for minutes: a timer writes the line that is due.
-            # The timer holds the display weakly: one its caller never closed (an exception
-            # between creating and closing it) ends with it instead of writing forever.
+            # silent for minutes: a timer writes the line that is due. It holds the display
+            # weakly, so one its caller never closed (an exception in between) ends with it.
             threading.Thread(target=_heartbeat, args=(weakref.ref(self), self._stopped, interval),
                              name=f"progress {label}", daemon=True).start()
 
