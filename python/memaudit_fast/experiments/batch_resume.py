@@ -22,7 +22,7 @@ import orjson
 from ..errors import MemauditError, PackageError, UsageError
 from ..model.compiled import check_budgets
 from ..model.outputs import same_file
-from ..results.records import ResultsFile, encode_records, parse_results
+from ..results.records import ResultsFile, encode_records, parse_results, plain_number
 
 __all__ = ["BatchOptions", "format_number", "open_output", "read_done", "unique", "write_all"]
 
@@ -168,8 +168,7 @@ def _check_resumable(parsed: ResultsFile, options: BatchOptions) -> Done:
 def format_number(value: float) -> str:
     """A budget as the command line takes it back: every digit (``:g`` keeps six, so 1234567
     showed as 1.23457e+06, and a resume command printed that way was refused)."""
-    value = float(value)
-    return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+    return str(plain_number(value))
 
 
 def _show(value: Any) -> str:
