@@ -161,6 +161,43 @@ def test_cli_reports_bad_input_with_exit_2_and_no_traceback(tmp_path, capsys):
     assert "field 'cost'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("env", "words"), [
+    ("MEMAUDIT_MAX_CANDIDATES", "holds 2 candidates, above the limit of 1"),
+    ("MEMAUDIT_MAX_NONZEROS", "holds 2 coverage entries, above the limit of 1"),
+    ("MEMAUDIT_MAX_UNITS", "holds 2 units, above the limit of 1"),
+    ("MEMAUDIT_MAX_BUDGETS", "holds 2 budgets, above the limit of 1"),
+])
+@pytest.mark.parametrize("escaped_text", [False, True])
+def test_text_above_a_limit_is_refused_before_it_is_decoded(monkeypatch, env, words, escaped_text):
+    """A package above a limit is refused from counts of its text (a 2,000,001-candidate line
+    took 53 s and 2.2 GB to refuse when it was decoded whole first), in the careful validator's
+    own words; a text the counter cannot read still gets them from the careful path."""
+    from memaudit_fast.model import package as package_module
+    from memaudit_fast.model.limits import Limits
+    from memaudit_fast.model.spec import _default_locator
+    from memaudit_fast.model.validate import _Validator
+
+    data = base()
+    data["budgets"] = [1, 2]  # two of each counted thing
+    text = json.dumps(data)
+    if escaped_text:  # an escaped key: the scanner and the counter leave it to Python
+        text = text.replace('"meta"', '"m\u0065ta"') if '"meta"' in text else text[:-1] + ', "n\u006fte": 1}'
+    monkeypatch.setenv(env, "1")
+    limits = Limits.from_env()
+    with pytest.raises(PackageError) as careful:
+        _Validator(json.loads(text), "p.json", _default_locator, limits).run()
+    assert words in str(careful.value)
+
+    def decoded_whole(*args, **kwargs):
+        raise AssertionError("decoded whole")
+    if not escaped_text:
+        monkeypatch.setattr(package_module, "loads_fast", decoded_whole)
+        monkeypatch.setattr(package_module, "parse_careful", decoded_whole)
+    with pytest.raises(PackageError) as read:
+        package_module.package_from_json(text, source="p.json", limits=limits)
+    assert str(read.value) == str(careful.value)
+
+
 def test_size_limits_give_clear_errors(tmp_path, monkeypatch):
     import gzip as _gzip
 

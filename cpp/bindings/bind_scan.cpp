@@ -125,4 +125,29 @@ void register_scan(py::module_& m) {
         py::arg("max_budgets"), py::arg("max_depth"),
         "The fields and arrays of a valid package's JSON text, read in one pass; None whenever the "
         "Python readers must look (they word every error).");
+    m.def(
+        "count_package",
+        [](const py::bytes& raw, std::size_t max_depth) -> py::object {
+            char* data = nullptr;
+            Py_ssize_t size = 0;
+            if (PyBytes_AsStringAndSize(raw.ptr(), &data, &size) != 0) throw py::error_already_set();
+            std::optional<PackageCounts> counts;
+            {
+                py::gil_scoped_release release;
+                counts = count_package(std::string_view(data, static_cast<std::size_t>(size)), max_depth);
+            }
+            if (!counts) return py::none();
+            py::dict out;
+            out["package_id"] = counts->package_id.empty()
+                                    ? py::object(py::none())
+                                    : py::object(py::str(counts->package_id.data(), counts->package_id.size()));
+            out["candidates"] = counts->candidates;
+            out["units"] = counts->units;
+            out["nonzeros"] = counts->nonzeros;
+            out["budgets"] = counts->budgets;
+            return out;
+        },
+        py::arg("raw"), py::arg("max_depth"),
+        "How many candidates, units, coverage entries and budgets a package's JSON text holds, "
+        "counted in one pass that keeps nothing; None when the scanner cannot read the text.");
 }

@@ -549,6 +549,7 @@ class PackageScan {
         });
         if (u.id.empty()) doubt();
         units_.push_back(u);
+        if (units_.size() > limits_.max_units) doubt();
     }
 
     void candidate() {
@@ -594,6 +595,8 @@ class PackageScan {
         if (c.id.empty() || !has_cost || !has_coverage) doubt();
         c.coverage_end = coverage_keys_.size();
         candidates_.push_back(c);
+        // Above a limit: stop here (count_package words the refusal without keeping anything).
+        if (candidates_.size() > limits_.max_candidates || coverage_keys_.size() > limits_.max_nonzeros) doubt();
     }
 
     void experience() {
@@ -765,7 +768,47 @@ class PackageScan {
     std::vector<std::string_view> estimated_keys_;
 };
 
+// The counting pass: the scanner's grammar, nothing kept but counts.
+PackageCounts count(std::string_view text, std::size_t max_depth) {
+    Reader in(text, max_depth);
+    PackageCounts out;
+    const auto counted = [&](std::size_t& n) { in.array([&] { ++n; in.skip_value(); }); };
+    in.object([&](std::string_view key) {
+        if (is(key, "package_id") && in.peek() == '"') {
+            out.package_id = in.plain_string();
+        } else if (is(key, "units") && in.peek() == '[') {
+            counted(out.units);
+        } else if (is(key, "budgets") && in.peek() == '[') {
+            counted(out.budgets);
+        } else if (is(key, "candidates") && in.peek() == '[') {
+            in.array([&] {
+                ++out.candidates;
+                if (in.peek() != '{') return in.skip_value();
+                in.object([&](std::string_view field) {
+                    if (is(field, "coverage") && in.peek() == '{') {
+                        in.object([&](std::string_view) { ++out.nonzeros; in.skip_value(); });
+                    } else {
+                        in.skip_value();
+                    }
+                });
+            });
+        } else {
+            in.skip_value();
+        }
+    });
+    if (!in.at_end()) doubt();
+    return out;
+}
+
 } // namespace
+
+std::optional<PackageCounts> count_package(std::string_view text, std::size_t max_depth) {
+    try {
+        return count(text, max_depth);
+    } catch (const Doubt&) {
+        return std::nullopt;
+    }
+}
 
 std::optional<ScannedPackage> scan_package(std::string_view text, const ScanLimits& limits) {
     try {

@@ -132,5 +132,16 @@ std::pair<int, int> package_scan_tests() {
     const auto q = scan_package(with_queries, kLimits);
     expect(q && !q->weights_explicit && (q->weight == std::vector<double>{1.0, 2.0}), "query-demand weights");
     expect(doubted(demand), "no weights and no queries");
+
+    // Counts, and a scan above a limit stops (doubted) while the count still reads it.
+    const auto counts = count_package(kPackage, 500);
+    expect(counts && counts->package_id == "p/1" && counts->candidates == 4 && counts->units == 2 &&
+               counts->nonzeros == 4 && counts->budgets == 2,
+           "counts of the known package");
+    expect(!scan_package(kPackage, ScanLimits{3, 1000, 10000, 100, 500}).has_value(), "above max_candidates");
+    expect(!scan_package(kPackage, ScanLimits{1000, 1, 10000, 100, 500}).has_value(), "above max_units");
+    expect(!scan_package(kPackage, ScanLimits{1000, 1000, 3, 100, 500}).has_value(), "above max_nonzeros");
+    expect(!count_package("{\"units\":[1,2", 500).has_value(), "a cut text is not counted");
+    for (std::size_t k = 0; k < kPackage.size(); ++k) count_package(kPackage.substr(0, k), 500);
     return {scan_checks, scan_failures};
 }

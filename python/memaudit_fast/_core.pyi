@@ -175,6 +175,11 @@ def scan_package(
     """The fields and arrays of a valid package's JSON text, read in one pass; None whenever
     the Python readers must look (they word every error). Keys: see model/fastpath.py."""
 
+def count_package(raw: bytes, max_depth: int) -> dict[str, Any] | None:
+    """``package_id`` (None when absent or escaped), ``candidates``, ``units``, ``nonzeros``
+    (coverage entries) and ``budgets`` of a package's JSON text, counted in one pass that keeps
+    nothing; None when the scanner cannot read the text."""
+
 def run_writer(
     problem: Problem,
     name: str,

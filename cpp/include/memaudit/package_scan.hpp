@@ -64,4 +64,17 @@ inline constexpr std::string_view kOwnGroupPrefix{"\0own:", 5};
 
 std::optional<ScannedPackage> scan_package(std::string_view text, const ScanLimits& limits);
 
+// How much a package's text holds, counted without keeping any of it: so that a package
+// above the limits is refused before anything decodes it whole. nullopt when the text is not
+// a JSON object the scanner reads (the Python readers then look).
+struct PackageCounts {
+    std::string_view package_id;  // empty when absent or not a plain string
+    std::size_t candidates = 0;
+    std::size_t units = 0;
+    std::size_t nonzeros = 0;  // coverage entries over every candidate
+    std::size_t budgets = 0;   // items of "budgets"
+};
+
+std::optional<PackageCounts> count_package(std::string_view text, std::size_t max_depth);
+
 } // namespace memaudit

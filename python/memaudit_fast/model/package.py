@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from .. import _core
 from . import validate as _validate
 from .fastpath import _encodable, _fast_package, scanned_package
 from .jsonio import decode_utf8, find_defects, loads_fast, parse_careful
@@ -241,6 +242,9 @@ def package_from_json(
     package = scan_text(raw, source, limits)
     if package is not None:
         return package
+    counts = _core.count_package(raw, limits.max_depth)
+    if counts is not None:  # a package above the limits is refused before it is decoded whole
+        _Validator(None, source, locator or _default_locator, limits).refuse_counts(**counts)
     data = loads_fast(raw, limits.max_depth)
     if data is not None:
         fields = _fast_package(data, source, limits)

@@ -359,6 +359,23 @@ class _Validator:
                 fld=fld,
             )
 
+    def refuse_counts(self, package_id: str | None, candidates: int, units: int, nonzeros: int,
+                      budgets: int) -> None:
+        """Raise the errors :meth:`checks` would give a package holding these counts, if any
+        is above its limit (counted from the text, before anything decodes it whole)."""
+        if package_id and not _has_surrogate(package_id):
+            self.package_id = package_id
+        self.section(self.check_limit, candidates, self.limits.max_candidates, "candidates",
+                     "MEMAUDIT_MAX_CANDIDATES")
+        self.section(self.check_limit, nonzeros, self.limits.max_nonzeros, "candidates",
+                     "MEMAUDIT_MAX_NONZEROS", what="coverage entries")
+        self.section(self.check_limit, units, self.limits.max_units, "units", "MEMAUDIT_MAX_UNITS")
+        self.section(self.check_limit, budgets, self.limits.max_budgets, "budgets", "MEMAUDIT_MAX_BUDGETS")
+        if self.errors:
+            first = self.errors[0]
+            first.errors = list(self.errors)
+            raise first
+
     def budgets(self) -> None:
         data = self.data
         if "budgets" in data and "budget" in data:
