@@ -125,6 +125,58 @@ def test_the_same_set_twice_and_duplicate_budgets_give_one_record_per_key(tmp_pa
     assert "6 repeated members scored once" in capsys.readouterr().err
 
 
+def test_one_package_as_a_line_a_json_file_and_a_json_gz_file_is_one_member(tmp_path, small_set, capsys):
+    """Keyed by JSON content: the whitespace between tokens (a pretty-printed file against a
+    compact line) and gzip do not make another member; a changed value does."""
+    import gzip
+
+    package = packages(1)[0]
+    directory = tmp_path / "dir"
+    directory.mkdir()
+    (directory / "a.json").write_text(json.dumps(package, indent=2) + "\n")
+    with gzip.open(directory / "b.json.gz", "wt") as handle:
+        handle.write(json.dumps(package, separators=(",", ":")))
+    (directory / "c.jsonl").write_text(json.dumps(package) + "\n")
+    other = json.loads(json.dumps(package))
+    other["candidates"][0]["cost"] += 1
+    (directory / "d.json").write_text(json.dumps(other, indent=2))
+    digests = {member_digest(m) for m in iter_raw_members(directory)}
+    assert len(digests) == 2
+    out = tmp_path / "out.jsonl"
+    assert batch(directory, "--out", out, "--budgets", "2,4", "--workers", "2") == 0
+    records = read(out)
+    assert len(records) == 2 * 2 and set(keys(records).values()) == {1}
+    assert "2 repeated members scored once" in capsys.readouterr().err
+    # Resumed with the same package given as a line of a set: nothing to do.
+    line_set = tmp_path / "line.jsonl"
+    line_set.write_text(json.dumps(package, separators=(", ", ": ")) + "\n")
+    before = out.read_bytes()
+    assert batch(line_set, "--out", out, "--budgets", "2,4", "--workers", "1", "--resume") == 0
+    assert out.read_bytes() == before
+
+
+def test_a_file_keyed_by_an_older_digest_is_refused_untouched(tmp_path, small_set, capsys):
+    import hashlib
+
+    out = tmp_path / "out.jsonl"
+    assert batch(small_set, "--out", out, "--budgets", "2", "--workers", "1") == 0
+    records = read(out)
+    older = BatchOptions(budgets=(2,)).identity()
+    del older["member_digest"]  # what a batch that keyed packages by their bytes recorded
+    digest = hashlib.sha256(json.dumps(older, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+    for record in records:
+        record["options_digest"] = digest
+        if "options" in record:
+            record["options"] = older
+    out.write_text("".join(json.dumps(r) + "\n" for r in records))
+    before = out.read_bytes()
+    capsys.readouterr()
+    assert batch(small_set, "--out", out, "--budgets", "2", "--workers", "1", "--resume") == 2
+    assert out.read_bytes() == before
+    err = capsys.readouterr().err
+    assert "older memaudit batch" in err and "another --out" in err and "not modified" in err
+
+
 def test_a_package_with_repeated_own_budgets_gets_one_record_per_budget(tmp_path):
     package = dict(generate_package("base", seed=3), budgets=[8, 8, 8.0, 2])
     path = tmp_path / "set.jsonl"

@@ -57,9 +57,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemauditError, OutputError, UsageError
+import msgspec
+
+from ..errors import MemauditError, OutputError, PackageError, UsageError
 from ..model.compiled import check_budgets, compile_validated
 from ..model.estimates import with_group_capacity
+from ..model.jsonio import read_bytes
 from ..model.sets import STDIN, RawMember, iter_raw_members, parse_member, resolve_member
 from ..progress import Progress
 from ..results.records import (
@@ -120,15 +123,34 @@ class BatchSummary:
 
 
 # Content digests ------------------------------------------------------------------------------
+# A package's digest is over its JSON text without the whitespace between tokens (msgspec's
+# compact form: strings, numbers and key order as written), so the same package as a .jsonl
+# line, a pretty-printed .json file or a .json.gz file is one member. Text that is not JSON is
+# keyed by its bytes, an artifact directory by its files' names and bytes (the scheme is one of
+# the options a results file records: batch_resume.DIGEST_SCHEME).
+
+
+def _digest_json(text: bytes, h: Any) -> None:
+    try:
+        compact = msgspec.json.format(text, indent=-1)
+    except (msgspec.DecodeError, RecursionError):  # not JSON (its reader says why): its bytes
+        h.update(b"bytes\0")
+        h.update(text.strip())
+        return
+    h.update(b"json\0")
+    h.update(compact)
+
+
 def _digest_path(path: Path, h: Any) -> None:
     if path.is_dir():
+        h.update(b"directory\0")
         for child in sorted(path.iterdir()):
             if child.is_file() and not child.is_symlink():
                 h.update(child.name.encode("utf-8", "surrogateescape") + b"\0")
                 h.update(child.read_bytes())
                 h.update(b"\0")
     else:
-        h.update(path.read_bytes())
+        _digest_json(read_bytes(path), h)  # decompressed (.json.gz), within the file-size limit
 
 
 def member_digest(member: RawMember) -> str:
@@ -137,13 +159,11 @@ def member_digest(member: RawMember) -> str:
     h = hashlib.blake2b(digest_size=DIGEST_CHARS // 2)
     if kind == "text":
         text = payload if isinstance(payload, (bytes, bytearray)) else payload.encode("utf-8", "surrogatepass")
-        h.update(b"text\0")
-        h.update(text.strip())
+        _digest_json(bytes(text), h)
     elif kind == "path":
-        h.update(b"path\0")
         try:
             _digest_path(Path(str(payload)), h)
-        except OSError as exc:
+        except (OSError, PackageError) as exc:
             h.update(f"unreadable\0{label}\0{exc}".encode("utf-8", "surrogateescape"))
     else:
         # A member that could not be read: keyed by where it is and why, so that an

@@ -24,7 +24,11 @@ from ..model.compiled import check_budgets
 from ..model.outputs import same_file
 from ..results.records import ResultsFile, encode_records, parse_results, plain_number
 
-__all__ = ["BatchOptions", "format_number", "open_output", "read_done", "unique", "write_all"]
+__all__ = ["DIGEST_SCHEME", "BatchOptions", "format_number", "open_output", "read_done", "unique", "write_all"]
+
+#: How members are digested (batch.member_digest); recorded with the options, so a file keyed
+#: another way is not resumed as if its keys were this run's.
+DIGEST_SCHEME = "blake2b-128 of compact JSON"
 
 
 def unique(values: Iterable[Any]) -> tuple[Any, ...]:
@@ -94,6 +98,7 @@ class BatchOptions:
             "node_limit": self.node_limit,
             "estimator": self.estimator,
             "group_capacity": self.group_capacity,
+            "member_digest": DIGEST_SCHEME,
         }
 
     @cached_property
@@ -191,6 +196,12 @@ def _options_difference(source: str, options: BatchOptions, found: dict[str, Any
         diffs = [f"{name} {_show(theirs.get(name))} in the file, {_show(now[name])} now"
                  for name in now if theirs.get(name) != now[name]]
         parts.append("; ".join(diffs) or f"options digest {digest} in the file, {options.digest} now")
+    if all(found.get(d, {}).get("member_digest") != DIGEST_SCHEME for d in other) \
+            and all(isinstance(found.get(d), dict) for d in other) \
+            and all(found[d].get(name) == now[name] for d in other for name in now if name != "member_digest"):
+        return (f"{source}: this file was written by an older memaudit batch, which keyed packages by "
+                "their bytes, not their JSON content, so its records cannot be matched to this run's: "
+                "write to another --out (the file was not modified)")
     return (f"{source}: cannot resume with other options than the file was written with: "
             f"{' | '.join(parts)}. Resume with the file's options, or write to another --out "
             "(the file was not modified)")
