@@ -16,6 +16,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memaudit_fast.cli.main import main
 from memaudit_fast.experiments.batch import BatchOptions, member_digest, read_done, run_batch
@@ -153,6 +155,47 @@ def test_one_package_as_a_line_a_json_file_and_a_json_gz_file_is_one_member(tmp_
     before = out.read_bytes()
     assert batch(line_set, "--out", out, "--budgets", "2,4", "--workers", "1", "--resume") == 0
     assert out.read_bytes() == before
+
+
+def _compact_reference(text: bytes) -> bytes:
+    out, in_string, k = bytearray(), False, 0
+    while k < len(text):
+        c = text[k]
+        if in_string:
+            out.append(c)
+            if c == ord("\\") and k + 1 < len(text):
+                k += 1
+                out.append(text[k])
+            elif c == ord('"'):
+                in_string = False
+        elif c not in b" \n\r\t":
+            out.append(c)
+            in_string = c == ord('"')
+        k += 1
+    return bytes(out)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=60) | st.lists(st.sampled_from([b" ", b"\n", b"\t", b"\r", b'"', b"\\", b"a", b"{", b":", b","]),
+                                         max_size=40).map(b"".join))
+def test_the_compact_form_drops_whitespace_between_tokens_only(text):
+    from memaudit_fast import _core
+
+    assert _core.compact_json(text) == _compact_reference(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+                    max_leaves=12),
+       st.sampled_from([None, 1, 2]))
+def test_the_compact_form_of_json_is_msgspecs(value, indent):
+    import msgspec
+
+    from memaudit_fast import _core
+
+    text = json.dumps(value, indent=indent).encode()
+    assert _core.compact_json(text) == msgspec.json.format(text, indent=-1)
 
 
 def test_a_file_keyed_by_an_older_digest_is_refused_untouched(tmp_path, small_set, capsys):
@@ -331,9 +374,9 @@ def test_results_inside_the_set_directory_are_not_read_as_members(tmp_path):
 
 def test_run_batch_takes_one_path_as_one_set(tmp_path, small_set):
     # A str is one set, not an iterable of one-character paths ('.' would be the directory).
-    for given in (str(small_set), small_set):
-        out = tmp_path / f"one-{type(given).__name__}.jsonl"
-        summary = run_batch(given, out, BatchOptions(budgets=(2.0,)), workers=1)
+    for path in (str(small_set), small_set):
+        out = tmp_path / f"one-{type(path).__name__}.jsonl"
+        summary = run_batch(path, out, BatchOptions(budgets=(2.0,)), workers=1)
         assert (summary.packages, summary.failed) == (6, 0)
         assert len(read(out)) == 6
 

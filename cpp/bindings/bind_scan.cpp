@@ -150,4 +150,20 @@ void register_scan(py::module_& m) {
         py::arg("raw"), py::arg("max_depth"),
         "How many candidates, units, coverage entries and budgets a package's JSON text holds, "
         "counted in one pass that keeps nothing; None when the scanner cannot read the text.");
+    m.def(
+        "compact_json",
+        [](const py::bytes& raw) -> py::bytes {
+            char* data = nullptr;
+            Py_ssize_t size = 0;
+            if (PyBytes_AsStringAndSize(raw.ptr(), &data, &size) != 0) throw py::error_already_set();
+            std::string out;
+            {
+                py::gil_scoped_release release;
+                out = compact_json(std::string_view(data, static_cast<std::size_t>(size)));
+            }
+            return py::bytes(out);
+        },
+        py::arg("raw"),
+        "The text without the whitespace between JSON tokens (outside strings); any text is "
+        "accepted.");
 }

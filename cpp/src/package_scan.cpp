@@ -802,6 +802,39 @@ PackageCounts count(std::string_view text, std::size_t max_depth) {
 
 } // namespace
 
+std::string compact_json(std::string_view text) {
+    std::string out(text.size(), '\0');
+    const char* p = text.data();
+    const char* const end = p + text.size();
+    char* o = out.data();
+    while (p < end) {
+        const char c = *p++;
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+        *o++ = c;
+        if (c != '"') continue;
+        // A string: copied in runs up to its closing quote; an escaped character (a quote
+        // included) is copied with its backslash and does not end it.
+        for (;;) {
+            const auto* quote = static_cast<const char*>(std::memchr(p, '"', static_cast<std::size_t>(end - p)));
+            const char* stop = quote != nullptr ? quote : end;
+            const auto* slash = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(stop - p)));
+            if (slash == nullptr) {
+                const char* next = quote != nullptr ? quote + 1 : end;
+                std::memcpy(o, p, static_cast<std::size_t>(next - p));
+                o += next - p;
+                p = next;
+                break;
+            }
+            const char* next = std::min(slash + 2, end);
+            std::memcpy(o, p, static_cast<std::size_t>(next - p));
+            o += next - p;
+            p = next;
+        }
+    }
+    out.resize(static_cast<std::size_t>(o - out.data()));
+    return out;
+}
+
 std::optional<PackageCounts> count_package(std::string_view text, std::size_t max_depth) {
     try {
         return count(text, max_depth);

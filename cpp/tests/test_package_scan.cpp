@@ -143,5 +143,14 @@ std::pair<int, int> package_scan_tests() {
     expect(!scan_package(kPackage, ScanLimits{1000, 1000, 3, 100, 500}).has_value(), "above max_nonzeros");
     expect(!count_package("{\"units\":[1,2", 500).has_value(), "a cut text is not counted");
     for (std::size_t k = 0; k < kPackage.size(); ++k) count_package(kPackage.substr(0, k), 500);
+
+    // The compact form: whitespace between tokens goes, strings (escaped quotes too) stay.
+    expect(compact_json(" { \"a b\" :\t[1 ,\r\n2], \"q\\\" x\":\"\\\\\" } ") ==
+               "{\"a b\":[1,2],\"q\\\" x\":\"\\\\\"}",
+           "compact form");
+    expect(compact_json(kPackage) == kPackage.substr(0, kPackage.find_last_not_of('\n') + 1),
+           "a compact package is its own compact form, but for its line feed");
+    for (std::size_t k = 0; k < kPackage.size(); ++k) compact_json(kPackage.substr(0, k));  // cut texts: no fault
+    expect(compact_json("\"ab\\") == "\"ab\\", "a text cut after a backslash");
     return {scan_checks, scan_failures};
 }

@@ -175,6 +175,10 @@ def scan_package(
     """The fields and arrays of a valid package's JSON text, read in one pass; None whenever
     the Python readers must look (they word every error). Keys: see model/fastpath.py."""
 
+def compact_json(raw: bytes) -> bytes:
+    """The text without the whitespace between JSON tokens (space, tab, line feed, carriage
+    return outside strings); strings stay as written. Any text is accepted."""
+
 def count_package(raw: bytes, max_depth: int) -> dict[str, Any] | None:
     """``package_id`` (None when absent or escaped), ``candidates``, ``units``, ``nonzeros``
     (coverage entries) and ``budgets`` of a package's JSON text, counted in one pass that keeps

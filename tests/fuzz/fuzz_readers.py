@@ -38,6 +38,10 @@ WORK = Path(tempfile.mkdtemp(prefix="memaudit-fuzz-"))
 
 
 def check_package_bytes(raw: bytes) -> None:
+    from memaudit_fast import _core
+
+    compact = _core.compact_json(raw)  # what batch keys content by: idempotent, never longer
+    assert len(compact) <= len(raw) and _core.compact_json(compact) == compact
     try:
         package = package_from_json(raw, source="fuzz")
     except MemauditError:

@@ -77,4 +77,9 @@ struct PackageCounts {
 
 std::optional<PackageCounts> count_package(std::string_view text, std::size_t max_depth);
 
+// The text without the whitespace between JSON tokens (space, tab, line feed, carriage return
+// outside strings); strings are copied as they are, escapes included. Any text is accepted: it
+// need not be JSON. What batch keys a package's content by.
+std::string compact_json(std::string_view text);
+
 } // namespace memaudit

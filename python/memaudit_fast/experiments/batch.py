@@ -57,8 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
+from .. import _core
 from ..errors import MemauditError, OutputError, PackageError, UsageError
 from ..model.compiled import check_budgets, compile_validated
 from ..model.estimates import with_group_capacity
@@ -123,22 +122,14 @@ class BatchSummary:
 
 
 # Content digests ------------------------------------------------------------------------------
-# A package's digest is over its JSON text without the whitespace between tokens (msgspec's
-# compact form: strings, numbers and key order as written), so the same package as a .jsonl
-# line, a pretty-printed .json file or a .json.gz file is one member. Text that is not JSON is
-# keyed by its bytes, an artifact directory by its files' names and bytes (the scheme is one of
+# A package's digest is over its text without the whitespace between JSON tokens (strings,
+# numbers and key order as written; the core's compact_json, a few microseconds a package), so
+# the same package as a .jsonl line, a pretty-printed .json file or a .json.gz file is one
+# member. An artifact directory is keyed by its files' names and bytes (the scheme is one of
 # the options a results file records: batch_resume.DIGEST_SCHEME).
-
-
 def _digest_json(text: bytes, h: Any) -> None:
-    try:
-        compact = msgspec.json.format(text, indent=-1)
-    except (msgspec.DecodeError, RecursionError):  # not JSON (its reader says why): its bytes
-        h.update(b"bytes\0")
-        h.update(text.strip())
-        return
     h.update(b"json\0")
-    h.update(compact)
+    h.update(_core.compact_json(text))
 
 
 def _digest_path(path: Path, h: Any) -> None:
