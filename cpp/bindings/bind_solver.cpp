@@ -31,6 +31,8 @@ struct CancelToken {
 struct BudgetStop {
     std::shared_ptr<std::atomic<double>> budget =
         std::make_shared<std::atomic<double>>(std::numeric_limits<double>::quiet_NaN());
+    // An upper bound on OPT of one budget proven elsewhere, for the search to prune with.
+    std::shared_ptr<ExternalBound> bound = std::make_shared<ExternalBound>();
 };
 
 std::string result_repr(const SolveResult& r) {
@@ -58,7 +60,14 @@ void register_solver(py::module_& m) {
         .def(py::init<>())
         .def("stop", [](BudgetStop& s, double budget) { s.budget->store(budget); }, py::arg("budget"),
              "Stop the search of ``budget`` (of every solve watching this object) at its next check.")
-        .def_property_readonly("budget", [](const BudgetStop& s) { return s.budget->load(); });
+        .def_property_readonly("budget", [](const BudgetStop& s) { return s.budget->load(); })
+        .def("bound", [](BudgetStop& s, double budget, double bound) { s.bound->set(budget, bound); },
+             py::arg("budget"), py::arg("bound"),
+             "Hand the search of ``budget`` an upper bound on its OPT proven elsewhere: it prunes "
+             "with it, and a result whose proof used it says so (``external_bound_used``). A bound "
+             "that is not proven makes a wrong proof.")
+        .def("bound_of", [](const BudgetStop& s, double budget) { return s.bound->get(budget); },
+             py::arg("budget"), "The bound handed for ``budget`` (inf: none).");
 
     py::class_<SolveResult>(m, "SolveResult", "Outcome of one budget: incumbent, proven bound, status.")
         .def_readonly("budget", &SolveResult::budget)
@@ -78,6 +87,7 @@ void register_solver(py::module_& m) {
         .def_readonly("seconds", &SolveResult::seconds)
         .def_readonly("root_bound", &SolveResult::root_bound)
         .def_readonly("reduced_candidates", &SolveResult::reduced_candidates)
+        .def_readonly("external_bound_used", &SolveResult::external_bound_used)
         .def_property_readonly("open_candidates",
                                [](const SolveResult& r) {
                                    return py::array_t<std::int32_t>(static_cast<py::ssize_t>(r.open_candidates.size()),
@@ -158,6 +168,12 @@ void register_solver(py::module_& m) {
         },
         py::arg("problem"), py::arg("x"), "The most violated cut of each family (cuts.hpp) of each unit at a fractional x.");
 
+    m.def(
+        "objective_granularity", [](const Problem& problem) { return objective_granularity(reduce(problem)); },
+        py::arg("problem"),
+        "The largest delta > 0 with F(X) in delta * Z for every store X (0: none known), as the search "
+        "uses it to prune: a bound below incumbent + delta proves the incumbent.");
+
     py::class_<SearchProgress>(m, "SolveProgress", "One line of the solver log (see solve(progress=...)).")
         .def_readonly("budget", &SearchProgress::budget)
         .def_readonly("nodes", &SearchProgress::nodes)
@@ -190,6 +206,8 @@ void register_solver(py::module_& m) {
             // Held for the whole call even if the caller drops its object.
             std::shared_ptr<std::atomic<double>> stop_at = budget_stop ? budget_stop->budget : nullptr;
             options.stop_budget = stop_at.get();
+            std::shared_ptr<ExternalBound> external = budget_stop ? budget_stop->bound : nullptr;
+            options.external_bound = external.get();
             options.cut_rounds = cut_rounds;
             options.cut_min_candidates = cut_min_candidates;
             // The log callback runs Python: it takes the GIL for the call. An exception it

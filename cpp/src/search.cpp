@@ -66,16 +66,24 @@ bool BranchAndBound::root_gap_is_wide() const {
 }
 
 double BranchAndBound::current_upper_bound() const {
-    if (!root_done_) return std::max(root_bound_, incumbent_value_);
+    if (!root_done_) return std::max(capped(root_bound_), incumbent_value_);
     double upper = std::max(pruned_bound_, incumbent_value_);
     for (const auto& level : levels_)
-        for (std::size_t c = level.next; c < level.children_end; ++c) upper = std::max(upper, children_[c].bound);
+        for (std::size_t c = level.next; c < level.children_end; ++c) upper = std::max(upper, capped(children_[c].bound));
     return upper;
+}
+
+bool BranchAndBound::prunes(double bound) {
+    if (bound <= threshold()) return true;
+    if (capped(bound) > threshold()) return false;
+    external_bound_used_ = true;
+    return true;
 }
 
 void BranchAndBound::report_progress(bool force) {
     // An atomic load, no call: a solver racing this one says here that it has proven the budget.
     if (limits_.stop_budget && limits_.stop_budget->load(std::memory_order_relaxed) == budget_) stop_requested_ = true;
+    if (limits_.external_bound) external_bound_ = std::min(external_bound_, limits_.external_bound->get(budget_));
     if (!limits_.progress) return;
     const auto now = Clock::now();
     if (!force && now < next_progress_) return;
@@ -332,8 +340,8 @@ SearchOutcome BranchAndBound::run() {
         if (ub > threshold() && !stop_requested_) ub = std::min(ub, integral_knapsack_bound());
         for (int round = 0;; ++round) {
             if (open_groups_.size() == 0) return; // leaf: S itself was offered above
-            if (ub <= threshold()) {
-                pruned_bound_ = std::max(pruned_bound_, ub);
+            if (prunes(ub)) {
+                pruned_bound_ = std::max(pruned_bound_, capped(ub));
                 return;
             }
             if (round == 0) try_lp_rounding();
@@ -448,8 +456,8 @@ SearchOutcome BranchAndBound::run() {
         polish_incumbent();
         restore(levels_.back());
         Level& level = levels_.back();
-        while (level.next < level.children_end && children_[level.next].bound <= threshold()) {
-            pruned_bound_ = std::max(pruned_bound_, children_[level.next].bound);
+        while (level.next < level.children_end && prunes(children_[level.next].bound)) {
+            pruned_bound_ = std::max(pruned_bound_, capped(children_[level.next].bound));
             ++level.next;
         }
         if (level.next == level.children_end) {
@@ -480,11 +488,12 @@ SearchOutcome BranchAndBound::run() {
     out.store = incumbent_;
     std::sort(out.store.begin(), out.store.end());
     out.value = incumbent_value_;
+    out.external_bound_used = external_bound_used_;
     double upper = std::max(pruned_bound_, incumbent_value_);
     if (stopped_) {
         out.status = status_;
         for (const auto& level : levels_)
-            for (std::size_t c = level.next; c < level.children_end; ++c) upper = std::max(upper, children_[c].bound);
+            for (std::size_t c = level.next; c < level.children_end; ++c) upper = std::max(upper, capped(children_[c].bound));
     } else {
         out.status = SolveStatus::Optimal;
     }

@@ -114,6 +114,7 @@ std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector
         limits.progress_interval = options.progress_interval;
         limits.progress_first = options.progress_first;
         limits.stop_budget = options.stop_budget;
+        limits.external_bound = options.external_bound;
 
         WarmStart warm(reduced, budget_limit(budget));
         const Store start = warm.best(previous);
@@ -130,6 +131,7 @@ std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector
         res.budget = budget;
         res.status = outcome.status;
         res.nodes = outcome.nodes;
+        res.external_bound_used = outcome.external_bound_used;
         res.reduced_candidates = reduced.num_candidates;
         for (auto u : outcome.store) res.selected.push_back(reduced.original[u]);
         // A completed search leaves nothing open: no store beats the optimum.

@@ -83,6 +83,10 @@ class BudgetStop:
     def stop(self, budget: float) -> None: ...
     @property
     def budget(self) -> float: ...
+    def bound(self, budget: float, bound: float) -> None:
+        """Hand the search of ``budget`` an upper bound on its OPT proven elsewhere (it prunes
+        with it; ``SolveResult.external_bound_used`` says when it did)."""
+    def bound_of(self, budget: float) -> float: ...
 
 class SolveResult:
     """Outcome of one budget: incumbent, proven bound, status."""
@@ -109,6 +113,9 @@ class SolveResult:
     def cost(self) -> float: ...
     @property
     def nodes(self) -> int: ...
+    @property
+    def external_bound_used(self) -> bool:
+        """Part of the tree was pruned by the bound handed through ``BudgetStop.bound``."""
     @property
     def seconds(self) -> float: ...
     @property
@@ -199,6 +206,9 @@ _Cut: TypeAlias = tuple[int, float, list[int], list[float]]
 def coverage_cut_family(problem: Problem) -> tuple[list[int], list[_Cut]]:
     """(kept candidates, every coverage cut (unit, intercept, candidates, coefficients) at
     each cap1 unit's breakpoints); the cuts hold for stores of kept candidates."""
+
+def objective_granularity(problem: Problem) -> float:
+    """The largest delta > 0 with F(X) in delta * Z for every store X (0: none known)."""
 
 def separate_coverage_cuts(problem: Problem, x: Sequence[float]) -> tuple[list[int], list[_Cut]]:
     """(kept candidates, the most violated coverage cut of each unit at a fractional x)."""

@@ -65,6 +65,7 @@
 // or unexplored part of the tree, hence >= OPT(B).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -74,6 +75,7 @@
 
 #include "memaudit/bounds.hpp"
 #include "memaudit/cuts.hpp"
+#include "memaudit/external_bound.hpp"
 #include "memaudit/reduction.hpp"
 #include "memaudit/status.hpp"
 #include "memaudit/warm_start.hpp"
@@ -112,6 +114,7 @@ struct SearchLimits {
     double progress_interval = 1.0;
     double progress_first = 0.0; // seconds before the first line (0: progress_interval)
     const std::atomic<double>* stop_budget = nullptr; // holding this budget stops the search
+    const ExternalBound* external_bound = nullptr;     // a bound proven elsewhere (read at checks)
 };
 
 struct SearchOutcome {
@@ -123,6 +126,7 @@ struct SearchOutcome {
     std::int64_t nodes = 0;
     // Candidates still available once the root is done (see SolveResult::open_candidates).
     std::vector<std::int32_t> open_candidates;
+    bool external_bound_used = false; // some part of the tree was pruned by the external bound
 };
 
 class BranchAndBound {
@@ -189,6 +193,12 @@ class BranchAndBound {
     bool root_gap_is_wide() const;
     void report_progress(bool force);
     double threshold() const;
+    // A node bound capped by the external bound (limits_.external_bound), read at the checks.
+    double capped(double bound) const { return bound < external_bound_ ? bound : external_bound_; }
+    // True when the external bound alone prunes everything: the bound loops stop early.
+    bool closed_from_outside() const { return external_bound_ <= threshold(); }
+    // Pruning `bound` against threshold(), noting when only the external bound made it pruned.
+    bool prunes(double bound);
     // Coverage with an undo log, for the node's own store and for trial stores on top of it
     // (LP rounding, the knapsack DP's choice): add_coverage adds u's gain to `value` unit by
     // unit, undo_coverage rolls back to a mark of the log.
@@ -239,7 +249,7 @@ class BranchAndBound {
     void round_average(std::int64_t polish_scans);
     void bound_root_corners(double capacity);
     // Whether a node bound still leaves room above the incumbent (bound_floor_ counts too).
-    bool above_threshold(double bound) const { return std::min(bound, bound_floor_) > threshold(); }
+    bool above_threshold(double bound) const { return std::min({bound, bound_floor_, external_bound_}) > threshold(); }
     double integral_knapsack_bound();
     double knapsack_dp(const std::vector<double>& profit, std::size_t capacity, bool track);
     void offer_knapsack_choice(std::size_t capacity);
@@ -270,6 +280,8 @@ class BranchAndBound {
     int quick_root_budget_ = 0; // the full root's steps: the quick stage's extras take shares of it
     std::vector<std::int32_t> open_at_root_; // available candidates once the root is done, sorted
     bool stop_requested_ = false; // by the progress callback
+    double external_bound_ = std::numeric_limits<double>::infinity();
+    bool external_bound_used_ = false;
     SolveStatus status_ = SolveStatus::Optimal;
     bool stopped_ = false;
 

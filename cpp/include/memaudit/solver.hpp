@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "memaudit/objective.hpp"
+#include "memaudit/external_bound.hpp"
 #include "memaudit/status.hpp"
 
 namespace memaudit {
@@ -59,6 +60,9 @@ struct SolveOptions {
     // Any thread may store a budget here: that budget's search stops (status TimeLimit) without
     // a call into the caller, e.g. when another solver has proven it. NaN stops none.
     const std::atomic<double>* stop_budget = nullptr;
+    // Any thread may set an upper bound on OPT of one budget proven elsewhere; the search
+    // prunes with it (see external_bound.hpp) and says so in SolveResult::external_bound_used.
+    const ExternalBound* external_bound = nullptr;
 };
 
 struct SolveResult {
@@ -77,6 +81,8 @@ struct SolveResult {
     // worth more than value + tol uses only these (exact reductions, root fixing against the
     // final incumbent). A second solver can finish the proof on them alone.
     std::vector<std::int32_t> open_candidates;
+    // The proof (or the bound) used the caller's external bound (SolveOptions::external_bound).
+    bool external_bound_used = false;
 
     bool proven_optimal() const { return status == SolveStatus::Optimal; }
 };

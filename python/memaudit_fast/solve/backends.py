@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,14 +98,15 @@ _HIGHS_ONE_AT_A_TIME = threading.Lock()
 def solve_highs(
     model: MilpModel, *, time_limit: float | None = None, start_store: Sequence[int] | None = None,
     feasibility_tolerance: float = FEASIBILITY_TOLERANCE, threads: int | None = None,
-    stop: HighsStop | None = None,
+    stop: HighsStop | None = None, on_store: Callable[[tuple[int, ...]], None] | None = None,
 ) -> MilpOutcome:
     """Solve with HiGHS (``highspy``), to ``mip_rel_gap = 0`` and a tiny absolute gap.
 
     ``start_store`` (package candidate indices of a feasible store) is handed to HiGHS as its first
     incumbent; candidates without a column are left out of it. ``feasibility_tolerance``
     below HiGHS's default 1e-6 slows it down (about 3x on 2,000 candidates) for a certificate
-    that rounds x anyway; ``threads`` caps its worker threads.
+    that rounds x anyway; ``threads`` caps its worker threads. ``on_store`` hears every store
+    HiGHS finds that improves on its last (package candidate indices), as it finds it.
     """
 
     import highspy
@@ -134,6 +135,11 @@ def solve_highs(
     h.HandleKeyboardInterrupt = threading.current_thread() is threading.main_thread()
     if stop is not None:
         stop.watch(h)
+    if on_store is not None:
+        def improving(event: Any) -> None:
+            on_store(_store_from(model, event.data_out.mip_solution))
+
+        h.cbMipImprovingSolution.subscribe(improving)
     with _HIGHS_ONE_AT_A_TIME:
         h.solve()
     seconds = time.perf_counter() - start

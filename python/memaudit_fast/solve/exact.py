@@ -349,7 +349,7 @@ def solve(
             cost=float(r.cost),
             nodes=int(r.nodes),
             seconds=float(r.seconds),
-            proved_by="branch_and_bound" if r.proven_optimal else None,
+            proved_by=_proved_by(r),
         )
         for r in raw
     ]
@@ -452,6 +452,8 @@ class _Race:
     reduced: bool = False  # on the root's open candidates (else on the whole MILP)
     runs_at: float = 0.0  # time.monotonic() at which HiGHS is due to start
     model: Any = None  # the MILP once built (a race that replaces this one reuses it)
+    lp_bound: float | None = None  # the root LP's proven bound (solve/root_lp.py), once known
+    lp_proof: tuple[tuple[int, ...], float] | None = None  # a store of HiGHS's that meets it
 
     def begun_for(self) -> float:
         """Seconds HiGHS has been running (at most; 0 while it waits)."""
@@ -470,6 +472,7 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
     ``budget_stop`` (an atomic the search reads; no call into Python)."""
     from .handoff import finish_with_highs
     from .milp import build_milp
+    from .root_lp import root_lp_bound
 
     reduced = bool(line.root_done)
     race = _Race(HighsStop(), threading.Thread(), reduced=reduced, runs_at=time.monotonic() + start_after)
@@ -484,14 +487,29 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
         try:
             if previous is not None:
                 previous.thread.join()  # one HiGHS solve at a time in a process
-            if not race.stop.is_set():
-                built = previous.model if previous is not None else None
-                race.model = built if built is not None else build_milp(compiled, budget)
-                race.outcome = finish_with_highs(compiled, budget, candidates, None, time_limit=left,
-                                                 stop=race.stop, model=race.model,
-                                                 start_after=max(0.0, race.runs_at - time.monotonic()))
-                if budget_stop is not None and race.outcome is not None and race.outcome.proven:
-                    budget_stop.stop(budget)
+            if race.stop.is_set():
+                return
+            built = previous.model if previous is not None else None
+            race.model = built if built is not None else build_milp(compiled, budget)
+            if previous is not None:
+                race.lp_bound = previous.lp_bound
+            elif budget_stop is not None:
+                # First the root LP with the search's cuts (solve/root_lp.py): its bound goes to
+                # the search, which prunes with it, and every store HiGHS finds is held up to it.
+                if race.stop.wait(max(0.0, race.runs_at - time.monotonic())):
+                    return
+                race.lp_bound = root_lp_bound(compiled, race.model, stop=race.stop)
+                if race.lp_bound is not None:
+                    budget_stop.bound(budget, race.lp_bound)
+            heard = _held_to_lp_bound(compiled, budget, race, budget_stop) if race.lp_bound is not None else None
+            race.outcome = finish_with_highs(compiled, budget, candidates, None, time_limit=left,
+                                             stop=race.stop, model=race.model, on_store=heard,
+                                             start_after=max(0.0, race.runs_at - time.monotonic()))
+            if race.lp_proof is not None and race.outcome is not None:
+                store, value = race.lp_proof
+                race.outcome = HandoffOutcome(True, store, value, race.outcome.milp, proved_by="root_lp")
+            if budget_stop is not None and race.outcome is not None and race.outcome.proven:
+                budget_stop.stop(budget)
         except Exception as exc:  # noqa: BLE001 - the branch-and-bound goes on without it
             race.outcome = exc
 
@@ -500,6 +518,36 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
     race.thread = threading.Thread(target=run, name="memaudit-highs-race", daemon=False)
     race.thread.start()
     return race
+
+
+def lp_bound_proves(value: float, bound: float, granularity: float) -> bool:
+    """Whether a store worth ``value`` is optimal given ``bound`` >= OPT, with the search's
+    tolerance (OPT <= value + 1e-9 max(1, |value|)); on a lattice (F in granularity * Z) the
+    bound is first brought down to the lattice point below it, with room for rounding (only
+    upwards: a lattice point a hair above the bound is kept)."""
+    tol = 1e-9 * max(1.0, abs(value))
+    if granularity > 1e3 * tol:
+        bound = granularity * math.floor(bound / granularity + 1e-6)
+    return bound <= value + tol
+
+
+def _held_to_lp_bound(compiled: Any, budget: float, race: _Race, budget_stop: Any) -> Callable[[tuple[int, ...]], None]:
+    """HiGHS's improving stores, each checked against the root LP's bound: one that meets it
+    is optimal, and stops HiGHS and the search of ``budget``."""
+    granularity = float(_core.objective_granularity(compiled.problem))
+
+    def heard(store: tuple[int, ...]) -> None:
+        if race.lp_proof is not None or race.lp_bound is None or _infeasible(compiled, store, budget):
+            return
+        chosen = tuple(sorted(store))
+        value = float(compiled.objective(list(chosen)))
+        if lp_bound_proves(value, race.lp_bound, granularity):
+            race.lp_proof = (chosen, value)
+            race.stop.set()  # HiGHS ends at its next check
+            if budget_stop is not None:
+                budget_stop.stop(budget)
+
+    return heard
 
 
 def _handoff_watch(
@@ -576,7 +624,15 @@ def _merge(compiled: Any, result: SolveResult, out: HandoffOutcome, seconds: flo
     gap = max(0.0, (upper - value) / upper) if upper > 0 else 0.0
     return replace(result, status="optimal" if proven else result.status, proven_optimal=proven, value=value,
                    upper_bound=upper, gap=0.0 if proven else gap, selected=selected, cost=cost,
-                   seconds=seconds, proved_by="highs" if proven else None)
+                   seconds=seconds, proved_by=out.proved_by if proven else None)
+
+
+def _proved_by(result: Any) -> str | None:
+    """Who proved a core result optimal: the search alone, or the search with the bound of the
+    root LP handed to it (solve/root_lp.py)."""
+    if not result.proven_optimal:
+        return None
+    return "root_lp" if result.external_bound_used else "branch_and_bound"
 
 
 def _infeasible(compiled: Any, store: Sequence[int], budget: float) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,7 @@ class HandoffOutcome:
     store: tuple[int, ...] | None  # HiGHS's incumbent, if it has one
     upper_bound: float | None  # >= OPT over the open candidates (None when HiGHS has none)
     milp: MilpOutcome
+    proved_by: str = "highs"  # "root_lp": HiGHS's store met the root LP's bound (solve/root_lp.py)
 
 
 def restrict_to(model: MilpModel, candidates: Sequence[int]) -> MilpModel:
@@ -60,7 +61,7 @@ def restrict_to(model: MilpModel, candidates: Sequence[int]) -> MilpModel:
 def finish_with_highs(
     compiled: Any, budget: float, open_candidates: Sequence[int], incumbent: Sequence[int] | None,
     *, time_limit: float | None = None, model: MilpModel | None = None, stop: HighsStop | None = None,
-    start_after: float = 0.0,
+    start_after: float = 0.0, on_store: Callable[[tuple[int, ...]], None] | None = None,
 ) -> HandoffOutcome | None:
     """HiGHS on the open part of the MILP, started from ``incumbent`` (if any); None when the
     package's saturation has no exact MILP (log1p). With ``start_after``, the model is built
@@ -77,7 +78,7 @@ def finish_with_highs(
         return HandoffOutcome(False, None, None, MilpOutcome("highs", highs_version(), "interrupted", None, None, None, 0, 0.0))
     # HiGHS's own tolerances (its store is re-evaluated exactly by the caller), one thread.
     outcome = solve_highs(restricted, time_limit=time_limit, start_store=incumbent,
-                          feasibility_tolerance=HIGHS_TOLERANCE, threads=1, stop=stop)
+                          feasibility_tolerance=HIGHS_TOLERANCE, threads=1, stop=stop, on_store=on_store)
     proven = outcome.status == "optimal"
     bound = outcome.bound
     if bound is None or not math.isfinite(bound):

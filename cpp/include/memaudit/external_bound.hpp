@@ -1,0 +1,39 @@
+// An upper bound on OPT(B) proven outside the search (e.g. by an exact LP relaxation with the
+// search's own cuts), handed to a running search from any thread. The search reads it at its
+// checks and prunes with it: a node whose bound is above it counts as bounded by it, so once it
+// is at most the incumbent (plus the lattice step), the search is done. A wrong bound here
+// would make a wrong proof: whoever sets it must have proven it.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+namespace memaudit {
+
+class ExternalBound {
+  public:
+    // `bound` holds for the search of `budget` (an earlier value for another budget is replaced;
+    // for the same budget the smaller is kept).
+    void set(double budget, double bound) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!(budget == budget_)) {
+            budget_ = budget;
+            bound_ = std::numeric_limits<double>::infinity();
+        }
+        if (bound < bound_) bound_ = bound;
+    }
+
+    // The bound for `budget`, infinity when none was set for it.
+    double get(double budget) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return budget == budget_ ? bound_ : std::numeric_limits<double>::infinity();
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    double budget_ = std::numeric_limits<double>::quiet_NaN();
+    double bound_ = std::numeric_limits<double>::infinity();
+};
+
+} // namespace memaudit

@@ -1,0 +1,144 @@
+"""The root LP with the search's cuts (solve/root_lp.py) and the bound it hands the search.
+
+The dual bound is never below OPT (brute force over small random packages, at HiGHS's duals and
+at random multipliers); the lattice rule never calls a store optimal that a better lattice
+point could beat; a search given a bound prunes with it and says so; and on a long dialogue the
+LP closes a root the Lagrangian leaves open."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memaudit_fast import _core
+from memaudit_fast.model.compiled import budget_limit, compile_package
+from memaudit_fast.model.package import Package
+from memaudit_fast.solve.backends import solve_highs
+from memaudit_fast.solve.exact import lp_bound_proves, solve
+from memaudit_fast.solve.milp import build_milp
+from memaudit_fast.solve.root_lp import dual_bound, root_lp_bound
+from strategies import packages
+
+
+def brute_opt(compiled, budget: float) -> float:
+    groups: dict[int, list[int]] = {}
+    for u in range(compiled.num_candidates):
+        groups.setdefault(int(compiled.group_of[u]), []).append(u)
+    best = 0.0
+    for choice in itertools.product(*[[None, *members] for members in groups.values()]):
+        store = [u for u in choice if u is not None]
+        if sum(float(compiled.cost[u]) for u in store) <= budget_limit(budget):
+            best = max(best, float(compiled.objective(store)))
+    return best
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=packages(max_candidates=9, max_units=4, extras=False), frac=st.sampled_from([0.2, 0.4, 0.7, 1.0]),
+       seed=st.integers(0, 2**16))
+def test_the_root_lp_bound_is_never_below_opt(data, frac, seed):
+    compiled = compile_package(Package.from_dict(data))
+    budget = round(frac * float(compiled.cost.sum()), 2)
+    model = build_milp(compiled, budget)
+    opt = brute_opt(compiled, budget)
+    bound = root_lp_bound(compiled, model)
+    if model.approximation != "exact":
+        assert bound is None
+        return
+    if bound is not None:
+        assert bound >= opt - 1e-9 * max(1.0, opt)
+    # Weak duality holds at any multipliers, not only at the LP's.
+    if model.row_upper.size:
+        rng = np.random.default_rng(seed)
+        lengths = np.diff(model.row_starts)
+        rows = np.repeat(np.arange(lengths.size), lengths)
+        for _ in range(3):
+            pi = rng.exponential(size=model.row_upper.size) * rng.integers(0, 2, size=model.row_upper.size)
+            any_pi = dual_bound(model.objective, model.col_lower, model.col_upper, model.row_index.astype(np.int64),
+                                model.row_value, rows, model.row_upper, pi)
+            assert any_pi >= opt - 1e-9 * max(1.0, opt)
+
+
+def test_the_lattice_rule_needs_the_value_and_the_bound_on_either_side_of_one_step():
+    # F in 0.5 Z: a bound of 10.6 allows OPT 10.5, so 10.3 (a store off the lattice) is not
+    # proven, 10.5 is; a bound a hair under a lattice point (rounding) still allows it.
+    assert not lp_bound_proves(10.3, 10.6, 0.5)
+    assert lp_bound_proves(10.5, 10.6, 0.5)
+    assert not lp_bound_proves(10.0, 10.5 - 1e-13, 0.5)
+    assert lp_bound_proves(10.5, 10.5 + 1e-9, 0.5)
+    # Without a lattice only the search's tolerance separates them.
+    assert lp_bound_proves(10.5, 10.5 + 1e-9, 0.0)
+    assert not lp_bound_proves(10.5, 10.5 + 1e-6, 0.0)
+    # 0.05 is not a binary fraction: 1297.5 / 0.05 rounds below 25950 and must still count.
+    assert not lp_bound_proves(1297.45, 1297.5, 0.05)
+    assert lp_bound_proves(1297.5, 1297.5 + 2e-9, 0.05)
+
+
+def _hard():
+    from oracles.packages import hard_package
+
+    # Its root finds the optimal store (154.1) but bounds it at 179.4.
+    compiled = compile_package(hard_package(70, seed=2))
+    return compiled, round(0.1 * float(compiled.cost.sum()), 2)
+
+
+def test_a_search_given_a_bound_prunes_with_it_and_says_so():
+    compiled, budget = _hard()
+    (alone,) = _core.solve(compiled.problem, [budget], node_limit=1)
+    opt = solve(compiled, budget, finish=None).value
+    assert alone.status == "node_limit" and alone.upper_bound > opt + 1  # the root alone does not close it
+    stop = _core.BudgetStop()
+    stop.bound(budget, opt)
+    (given_bound,) = _core.solve(compiled.problem, [budget], node_limit=1, budget_stop=stop)
+    assert given_bound.status == "optimal" and given_bound.external_bound_used
+    assert given_bound.value == pytest.approx(opt, rel=1e-12)
+    # A bound for another budget is not this one's.
+    other = _core.BudgetStop()
+    other.bound(budget + 1.0, opt)
+    (elsewhere,) = _core.solve(compiled.problem, [budget], node_limit=1, budget_stop=other)
+    assert elsewhere.status == "node_limit" and not elsewhere.external_bound_used
+    assert math.isinf(other.bound_of(budget))
+
+
+def test_the_root_lp_closes_a_dialogue_root_the_lagrangian_leaves_open():
+    from oracles.dialogue import dialogue_package
+
+    compiled = compile_package(Package.from_dict(dialogue_package(3000, seed=2)))
+    budget = float(round(0.2 * float(compiled.cost.sum())))
+    (root,) = _core.solve(compiled.problem, [budget], node_limit=1)
+    bound = root_lp_bound(compiled, build_milp(compiled, budget))
+    assert bound is not None and bound < root.upper_bound
+    stop = _core.BudgetStop()
+    stop.bound(budget, bound)
+    (closed,) = _core.solve(compiled.problem, [budget], node_limit=1, budget_stop=stop)
+    assert root.status == "node_limit" and closed.status == "optimal" and closed.external_bound_used
+    reference = solve_highs(build_milp(compiled, budget), time_limit=60)
+    assert reference.status == "optimal" and closed.value == pytest.approx(reference.objective, rel=1e-7)
+    # The default solve reports who proved it.
+    assert solve(compiled, budget).proved_by in ("root_lp", "branch_and_bound", "highs")
+
+
+def test_a_store_of_highs_that_meets_the_lp_bound_ends_the_race():
+    import threading
+
+    from memaudit_fast.solve.backends import HighsStop
+    from memaudit_fast.solve.exact import _held_to_lp_bound, _Race
+
+    compiled, budget = _hard()
+    best = solve(compiled, budget, finish=None)
+    index = {c: i for i, c in enumerate(compiled.candidate_ids)}
+    store = tuple(index[c] for c in best.selected)
+    race = _Race(HighsStop(), threading.Thread(), lp_bound=best.value + 1e-10)
+    stop = _core.BudgetStop()
+    heard = _held_to_lp_bound(compiled, budget, race, stop)
+    heard(store[:-1])  # worth less: nothing happens
+    assert race.lp_proof is None and not race.stop.is_set() and math.isnan(stop.budget)
+    heard(store + (store[0],) if len(store) > 1 else store + store)  # infeasible (a group twice): ignored
+    assert race.lp_proof is None
+    heard(store)
+    assert race.lp_proof == (tuple(sorted(store)), pytest.approx(best.value, rel=1e-12))
+    assert race.stop.is_set() and stop.budget == budget
