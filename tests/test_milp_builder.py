@@ -46,3 +46,44 @@ def test_builder_equals_the_reference_on_memaudit_small(distribution: str, fract
     c = compile_package(generate_package(distribution, seed=3, scale=4))
     budget = fraction * float(c.cost.sum())
     same_model(build_milp(c, budget), build_milp_reference(c, budget))
+
+
+@pytest.mark.parametrize(("distribution", "fraction"), [("base", 0.05), ("density_trap", 0.3), ("update_chain", 0.02)])
+def test_the_plain_model_is_the_model_as_the_formulation_reads(distribution: str, fraction: float) -> None:
+    """``plain=True`` spells the MILP as a reader of the formulation would (tests/oracles/exact.py
+    writes it so, one unit at a time): the same columns, rows and entries in the same order, so
+    that HiGHS takes the same path through it."""
+    from memaudit_fast.solve.milp import highs_of
+    from oracles.exact import Instance, milp_model, saturation_table
+
+    c = compile_package(generate_package(distribution, seed=5, scale=3))
+    assert c.saturation_name == "cap1"
+    kinds, zs, hs = saturation_table()
+    inst = Instance(cost=np.asarray(c.cost), group_of=np.asarray(c.group_of), num_groups=int(np.max(c.group_of)) + 1,
+                    weight=np.asarray(c.weight), indptr=np.asarray(c.indptr), indices=np.asarray(c.indices),
+                    values=np.asarray(c.values), saturation_of=np.zeros(len(c.weight), dtype=np.int32),
+                    kinds=kinds, zs=zs, hs=hs)
+    budget = round(fraction * float(c.cost.sum()), 2)
+    ours, theirs = highs_of(build_milp(c, budget, plain=True)).getLp(), milp_model(inst, budget).getLp()
+    assert (ours.num_col_, ours.num_row_) == (theirs.num_col_, theirs.num_row_)
+    for name in ("col_cost_", "col_lower_", "col_upper_", "row_lower_"):
+        assert list(getattr(ours, name)) == list(getattr(theirs, name)), name
+    # The budget row's right-hand side carries the budget's rounding slack (budget_limit).
+    np.testing.assert_allclose(ours.row_upper_, theirs.row_upper_, rtol=1e-11, atol=0)
+    for name in ("start_", "index_", "value_"):
+        assert list(getattr(ours.a_matrix_, name)) == list(getattr(theirs.a_matrix_, name)), name
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=packages(max_candidates=10, max_units=5, extras=False), budget=st.sampled_from([0.0, 1.0, 2.5, 4.0, 100.0]))
+def test_the_plain_model_has_the_same_optimum(data: dict, budget: float) -> None:
+    from memaudit_fast.solve.backends import solve_highs
+
+    c = compile_package(data)
+    lean, plain = build_milp(c, budget), build_milp(c, budget, plain=True)
+    if lean.approximation != "exact":
+        return
+    assert plain.num_x == c.num_candidates
+    a, b = solve_highs(lean), solve_highs(plain)
+    assert a.status == b.status == "optimal"
+    assert a.objective == pytest.approx(b.objective, rel=1e-7, abs=1e-7)

@@ -490,7 +490,9 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
             if race.stop.is_set():
                 return
             built = previous.model if previous is not None else None
-            race.model = built if built is not None else build_milp(compiled, budget)
+            # HiGHS gets the MILP spelt plainly (see build_milp): its path through it is HiGHS
+            # alone's. The root LP takes the model without what cannot count (a tighter LP).
+            race.model = built if built is not None else build_milp(compiled, budget, plain=True)
             if previous is not None:
                 race.lp_bound = previous.lp_bound
             elif budget_stop is not None:
@@ -498,7 +500,7 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
                 # the search, which prunes with it, and every store HiGHS finds is held up to it.
                 if race.stop.wait(max(0.0, race.runs_at - time.monotonic())):
                     return
-                race.lp_bound = root_lp_bound(compiled, race.model, stop=race.stop)
+                race.lp_bound = root_lp_bound(compiled, build_milp(compiled, budget), stop=race.stop)
                 if race.lp_bound is not None:
                     budget_stop.bound(budget, race.lp_bound)
             heard = _held_to_lp_bound(compiled, budget, race, budget_stop) if race.lp_bound is not None else None

@@ -131,7 +131,8 @@ def saturation_pieces(spec, reach: float, *, log1p_mode: str = "inner", breakpoi
 
 
 def build_milp(
-    compiled: CompiledPackage, budget: float, *, log1p_mode: str = "inner", breakpoints: int = 32
+    compiled: CompiledPackage, budget: float, *, log1p_mode: str = "inner", breakpoints: int = 32,
+    plain: bool = False,
 ) -> MilpModel:
     """The MILP of ``compiled`` at ``budget`` (see the module docstring).
 
@@ -140,6 +141,13 @@ def build_milp(
     waits for the GIL). Rows come in a fixed order: the pieces of each kept unit (units
     ascending, each row ``y`` first, then ``x`` by candidate), the group rows (groups in order
     of their first column), the budget row.
+
+    ``plain``: the model as the formulation reads, nothing left out but units of weight 0: a
+    column for every candidate, ``y`` capped by h's own maximum (every piece of a PWL), the
+    budget row always. HiGHS's path through a MILP depends on how it is spelt: on the same
+    MILP spelt two ways it took 2.4 s and 4.0 s (long dialogue, 1,001 candidates at 5%), and
+    its random seed moves it as much. The race spells it plainly, as HiGHS alone is most likely
+    given it, so that it follows HiGHS alone's path rather than a path of its own.
     """
     c = compiled
     weight = np.asarray(c.weight, dtype=np.float64)
@@ -154,11 +162,19 @@ def build_milp(
     # Coverage entries of affordable candidates on units of positive weight, by unit and,
     # within a unit, by candidate (a stable sort of the CSR order).
     owner = np.repeat(np.arange(cost.size, dtype=np.int64), np.diff(indptr))
-    keep = (cost <= limit)[owner] & (weight[indices] > 0)
+    keep = weight[indices] > 0
+    if not plain:
+        keep &= (cost <= limit)[owner]
     order = np.argsort(indices[keep], kind="stable")
     e_u, e_r, e_a = owner[keep][order], indices[keep][order], values[keep][order]
-    units, unit_start, unit_len = np.unique(e_r, return_index=True, return_counts=True)
-    candidates = np.unique(e_u)
+    if plain:
+        units = np.flatnonzero(weight > 0).astype(np.int64)
+        unit_start = np.searchsorted(e_r, units, side="left")
+        unit_len = np.searchsorted(e_r, units, side="right") - unit_start
+        candidates = np.arange(cost.size, dtype=np.int64)
+    else:
+        units, unit_start, unit_len = np.unique(e_r, return_index=True, return_counts=True)
+        candidates = np.unique(e_u)
     e_x = np.searchsorted(candidates, e_u)
     n_x, n_y = int(candidates.size), int(units.size)
 
@@ -173,7 +189,10 @@ def build_milp(
     betas: list[float] = []
     sat_of = np.asarray(c.saturation_of)[units].tolist()
     for k, (s, z) in enumerate(zip(sat_of, reach)):
-        pieces = saturation_pieces(c.saturations[s], z, log1p_mode=log1p_mode, breakpoints=breakpoints)
+        spec = c.saturations[s]
+        if plain and spec.name != "log1p":  # h's own pieces and maximum, not those up to Z_r
+            z = math.inf
+        pieces = saturation_pieces(spec, z, log1p_mode=log1p_mode, breakpoints=breakpoints)
         col_upper[n_x + k] = pieces.cap
         piece_unit.extend([k] * len(pieces.alpha))
         alphas.extend(pieces.alpha)
@@ -217,7 +236,7 @@ def build_milp(
         upper_parts.append(np.full(big.size, float(capacity)))
 
     costs = cost[candidates]
-    if math.fsum(costs.tolist()) > limit:
+    if plain or math.fsum(costs.tolist()) > limit:
         index_parts.append(np.arange(n_x, dtype=np.int64))
         value_parts.append(costs)
         lengths.append(np.array([n_x], dtype=np.int64))
