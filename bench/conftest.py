@@ -114,4 +114,5 @@ def _large_summary(write: Any, rows: list[dict[str, Any]]) -> None:
     gurobi_cases = sum(r.get("gurobi_seconds") is not None for r in rows)
     write(f"unproven: ours {unproven['ours']}, HiGHS {unproven['highs']}, Gurobi {unproven['gurobi']} "
           f"(of the {gurobi_cases} its licence took); cases HiGHS proves and ours does not: {missed}; "
-          f"proved first by the racing HiGHS: {sum(r['proved_by'] == 'highs' for r in rows)}")
+          f"proved first by the racing HiGHS: {sum(r['proved_by'] == 'highs' for r in rows)}; "
+          f"with the root LP's bound: {sum(r['proved_by'] == 'root_lp' for r in rows)}")
