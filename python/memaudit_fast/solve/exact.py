@@ -34,10 +34,9 @@ from __future__ import annotations
 import math
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, overload
 
 import numpy as np
@@ -45,8 +44,24 @@ import numpy as np
 from .. import _core
 from ..errors import UsageError
 from ..model.compiled import check_budget, check_budgets
-from .backends import HighsStop
+from .backends import HighsStop  # noqa: F401 - reached as exact.HighsStop
 from .handoff import HandoffOutcome
+from .race import (  # noqa: F401 - the race's names, as the tests and earlier callers reach them
+    RACE_FIRST,
+    RACE_LOGGED,
+    RACE_MOVE_LATEST,
+    RACE_PREPARE,
+    RACE_QUIET,
+    RACE_RESTART_SHARE,
+    RACE_SWITCH_GRACE,
+    _handoff_watch,
+    _held_to_lp_bound,
+    _infeasible,
+    _merge,
+    _Race,
+    _start_race,
+    lp_bound_proves,
+)
 
 __all__ = ["DEFAULT_FINISH", "FINISHERS", "RESULT_FORMAT", "STATUSES", "CancelToken", "SolveProgress", "SolveResult", "format_progress", "solve"]
 
@@ -78,38 +93,6 @@ DEFAULT_FINISH = "auto"
 DEFAULT_HANDOFF_AFTER = 0.02
 
 
-#: Seconds before the first progress line of a budget, at the least, in a solve with ``finish``.
-RACE_FIRST = 0.001
-
-#: Seconds between two progress lines of a solve with ``finish`` and no log (the race does
-#: not need them).
-RACE_QUIET = 3600.0
-
-#: Seconds between two progress lines, at the most, of a solve with ``finish`` and a log.
-RACE_LOGGED = 0.1
-
-#: A race on the whole MILP moves to the root's open candidates when they are at most this
-#: share of all: MEMAUDIT-like 3,000 @ 2% leaves 13% open, and HiGHS proves the smaller model
-#: in 0.23 s against 2.0 s for the whole one; MEMAUDIT-Small x25 @ 20% leaves 57% open, and
-#: there a restart (0.50 s) costs more than HiGHS's remaining time on the whole model.
-RACE_RESTART_SHARE = 0.25
-
-#: Seconds before ``handoff_after`` at which the race starts building its model (3-10 ms on
-#: 1,000-3,000 candidates); solves done sooner never reach Python.
-RACE_PREPARE = 0.01
-
-#: A race on the whole MILP whose HiGHS has run at most this long when the root is done moves
-#: to the open candidates whatever their share: it loses next to nothing, and HiGHS proves
-#: the smaller model several times faster (entity timeline 1,000 @ 15%, root done at 0.04 s
-#: with 35% open: 0.21-0.48 s against 0.85 s on the whole MILP).
-RACE_SWITCH_GRACE = 0.02
-
-#: A race on the whole MILP whose HiGHS has run longer than this when the root is done stays
-#: there, however few candidates are open: by then HiGHS has done its own root (cuts,
-#: heuristics), which a restart would throw away. MEMAUDIT-like 3,000 @ 2% moves at 0.23 s and
-#: gains (0.56 s against 2.2 s for HiGHS alone); the root of a dialogue of 3,003 candidates at
-#: 5% is done at 1.2-1.3 s with 25% open, and there the move took 2.2-2.4 s against 1.6 s.
-RACE_MOVE_LATEST = 0.5
 
 
 def format_progress(line: Any) -> str:
@@ -441,207 +424,12 @@ def _hook_ctrl_c() -> None:
 _hook_ctrl_c()
 
 
-@dataclass
-class _Race:
-    """HiGHS in a thread of its own (the machine's other core does the work), racing the
-    branch-and-bound on one budget: the first to prove wins."""
-
-    stop: HighsStop
-    thread: threading.Thread
-    outcome: Any = None  # the HandoffOutcome once HiGHS returns (None for log1p packages)
-    reduced: bool = False  # on the root's open candidates (else on the whole MILP)
-    runs_at: float = 0.0  # time.monotonic() at which HiGHS is due to start
-    model: Any = None  # the MILP once built (a race that replaces this one reuses it)
-    lp_bound: float | None = None  # the root LP's proven bound (solve/root_lp.py), once known
-    lp_proof: tuple[tuple[int, ...], float] | None = None  # a store of HiGHS's that meets it
-
-    def begun_for(self) -> float:
-        """Seconds HiGHS has been running (at most; 0 while it waits)."""
-        return max(0.0, time.monotonic() - self.runs_at)
-
-    def proven(self) -> bool:
-        return not self.thread.is_alive() and isinstance(self.outcome, HandoffOutcome) and self.outcome.proven
-
-
-def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | None, start_after: float = 0.0,
-                budget_stop: Any = None, previous: _Race | None = None) -> _Race:
-    """HiGHS beside the search: on the candidates the root left open once the root is done (OPT
-    is the search's incumbent's value or a store of those), else on the whole MILP. Its model
-    is built at once; HiGHS runs ``start_after`` seconds later, and after the ``previous`` race
-    (stopped by the caller) has returned. A proof stops the search of ``budget`` through
-    ``budget_stop`` (an atomic the search reads; no call into Python)."""
-    from .handoff import finish_with_highs
-    from .milp import build_milp
-    from .root_lp import root_lp_bound
-
-    reduced = bool(line.root_done)
-    race = _Race(HighsStop(), threading.Thread(), reduced=reduced, runs_at=time.monotonic() + start_after)
-    # HiGHS starts from no store, as it does alone: from the search's store it was slower as
-    # often as faster, and up to ten times (timeline 1,000 @ 2%, 165 candidates open: 0.64 s
-    # against 0.07 s; 3,300 @ 4%, whole MILP: 0.77 s against 0.48 s). On the open candidates
-    # it proves OPT over them, and OPT is that or the incumbent's value (see _merge).
-    candidates = list(line.open_candidates) if reduced else range(compiled.num_candidates)
-    left = None if time_limit is None else max(0.0, time_limit - float(line.seconds) - start_after)
-
-    def run() -> None:
-        try:
-            if previous is not None:
-                previous.thread.join()  # one HiGHS solve at a time in a process
-            if race.stop.is_set():
-                return
-            built = previous.model if previous is not None else None
-            # HiGHS gets the MILP spelt plainly (see build_milp): its path through it is HiGHS
-            # alone's. The root LP takes the model without what cannot count (a tighter LP).
-            race.model = built if built is not None else build_milp(compiled, budget, plain=True)
-            if previous is not None:
-                race.lp_bound = previous.lp_bound
-            elif budget_stop is not None:
-                # First the root LP with the search's cuts (solve/root_lp.py): its bound goes to
-                # the search, which prunes with it, and every store HiGHS finds is held up to it.
-                if race.stop.wait(max(0.0, race.runs_at - time.monotonic())):
-                    return
-                race.lp_bound = root_lp_bound(compiled, build_milp(compiled, budget), stop=race.stop)
-                if race.lp_bound is not None:
-                    budget_stop.bound(budget, race.lp_bound)
-            heard = _held_to_lp_bound(compiled, budget, race, budget_stop) if race.lp_bound is not None else None
-            race.outcome = finish_with_highs(compiled, budget, candidates, None, time_limit=left,
-                                             stop=race.stop, model=race.model, on_store=heard,
-                                             start_after=max(0.0, race.runs_at - time.monotonic()))
-            if race.lp_proof is not None and race.outcome is not None:
-                store, value = race.lp_proof
-                race.outcome = HandoffOutcome(True, store, value, race.outcome.milp, proved_by="root_lp")
-            if budget_stop is not None and race.outcome is not None and race.outcome.proven:
-                budget_stop.stop(budget)
-        except Exception as exc:  # noqa: BLE001 - the branch-and-bound goes on without it
-            race.outcome = exc
-
-    # Not a daemon: at exit Python waits for it (its flag is set by then) rather than killing
-    # HiGHS mid-solve, which aborts the process.
-    race.thread = threading.Thread(target=run, name="memaudit-highs-race", daemon=False)
-    race.thread.start()
-    return race
-
-
-def lp_bound_proves(value: float, bound: float, granularity: float) -> bool:
-    """Whether a store worth ``value`` is optimal given ``bound`` >= OPT, with the search's
-    tolerance (OPT <= value + 1e-9 max(1, |value|)); on a lattice (F in granularity * Z) the
-    bound is first brought down to the lattice point below it, with room for rounding (only
-    upwards: a lattice point a hair above the bound is kept)."""
-    tol = 1e-9 * max(1.0, abs(value))
-    if granularity > 1e3 * tol:
-        bound = granularity * math.floor(bound / granularity + 1e-6)
-    return bound <= value + tol
-
-
-def _held_to_lp_bound(compiled: Any, budget: float, race: _Race, budget_stop: Any) -> Callable[[tuple[int, ...]], None]:
-    """HiGHS's improving stores, each checked against the root LP's bound: one that meets it
-    is optimal, and stops HiGHS and the search of ``budget``."""
-    granularity = float(_core.objective_granularity(compiled.problem))
-
-    def heard(store: tuple[int, ...]) -> None:
-        if race.lp_proof is not None or race.lp_bound is None or _infeasible(compiled, store, budget):
-            return
-        chosen = tuple(sorted(store))
-        value = float(compiled.objective(list(chosen)))
-        if lp_bound_proves(value, race.lp_bound, granularity):
-            race.lp_proof = (chosen, value)
-            race.stop.set()  # HiGHS ends at its next check
-            if budget_stop is not None:
-                budget_stop.stop(budget)
-
-    return heard
-
-
-def _handoff_watch(
-    log: Callable[[Any], None] | None, log_interval: float, handoff_after: float, races: dict[float, _Race],
-    start_race: Callable[..., _Race], num_candidates: int,
-) -> tuple[Callable[[Any], bool], float, float]:
-    """The progress callback of a solve with ``finish``; passes lines to the caller's ``log`` at
-    its pace. A budget not proven after ``handoff_after`` seconds starts HiGHS beside the search
-    (see :func:`_start_race`); when HiGHS proves first, the search of that budget stops. The
-    race of a budget the search moved past is stopped: highspy runs one solve per process at a
-    time. A race that started on the whole MILP (of ``num_candidates``) moves to the root's
-    open candidates when the root leaves few open before HiGHS has run long."""
-    logged = [-math.inf]  # seconds of the last line passed on, within the current budget
-    current: list[float | None] = [None]
-
-    def watch(line: Any) -> bool:
-        budget = float(line.budget)
-        if budget != current[0] or line.seconds < logged[0]:  # a new budget started
-            logged[0] = -math.inf
-            current[0] = budget
-            for other, earlier in races.items():
-                if other != budget:
-                    earlier.stop.set()
-        if log is not None and line.seconds - logged[0] >= log_interval * 0.999:
-            logged[0] = line.seconds
-            log(line)
-        if line.seconds < handoff_after - RACE_PREPARE:
-            return False
-        race = races.get(budget)
-        if race is None:
-            # Building the MILP starts a little early, so that HiGHS runs from handoff_after.
-            races[budget] = start_race(budget, line, max(0.0, handoff_after - float(line.seconds)))
-            return False
-        if line.root_done and not race.reduced and race.thread.is_alive():
-            # The root is done: a race on the whole MILP moves to the candidates it left open
-            # when they are few (reduced-cost fixing removed most) and HiGHS has not run long,
-            # or when HiGHS has hardly begun, since HiGHS on the smaller model is then much
-            # faster than going on.
-            kept, ran = len(line.open_candidates), race.begun_for()
-            few = kept <= RACE_RESTART_SHARE * num_candidates and ran <= RACE_MOVE_LATEST
-            if 0 < kept and (few or ran <= RACE_SWITCH_GRACE):
-                race.stop.set()
-                races[budget] = start_race(budget, line, max(0.0, handoff_after - float(line.seconds)), race)
-                return False
-        return race.proven()
-
-    # Without a log, one line per budget when its race is due and none after: a race that
-    # proves stops the search through its BudgetStop, and every call into Python from the
-    # search thread waits for the GIL, which the race's HiGHS callbacks hold often (measured:
-    # a line every 20 ms made a 0.18 s search take 0.29 s beside a race). With a log, lines
-    # come at its pace, but at least every RACE_LOGGED seconds, so that the race starts on time.
-    due = handoff_after - RACE_PREPARE
-    if log is None:
-        return watch, RACE_QUIET, max(RACE_FIRST, due)
-    interval = min(log_interval, RACE_LOGGED)
-    return watch, interval, max(RACE_FIRST, min(interval, due))
-
-
-def _merge(compiled: Any, result: SolveResult, out: HandoffOutcome, seconds: float) -> SolveResult:
-    """The branch-and-bound's result improved by what HiGHS found and proved."""
-    ids = compiled.candidate_ids
-    value, selected, cost = result.value, result.selected, result.cost
-    if out.store is not None:
-        store = sorted(out.store)
-        candidate_value = float(compiled.objective(store))
-        if candidate_value > value and not _infeasible(compiled, store, result.budget):
-            value, selected = candidate_value, tuple(ids[i] for i in store)
-            cost = float(sum(float(compiled.cost[i]) for i in store))
-    upper = result.upper_bound
-    if out.upper_bound is not None:
-        upper = min(upper, max(value, out.upper_bound))
-    upper = max(upper, value)
-    proven = out.proven
-    gap = max(0.0, (upper - value) / upper) if upper > 0 else 0.0
-    return replace(result, status="optimal" if proven else result.status, proven_optimal=proven, value=value,
-                   upper_bound=upper, gap=0.0 if proven else gap, selected=selected, cost=cost,
-                   seconds=seconds, proved_by=out.proved_by if proven else None)
-
-
 def _proved_by(result: Any) -> str | None:
     """Who proved a core result optimal: the search alone, or the search with the bound of the
     root LP handed to it (solve/root_lp.py)."""
     if not result.proven_optimal:
         return None
     return "root_lp" if result.external_bound_used else "branch_and_bound"
-
-
-def _infeasible(compiled: Any, store: Sequence[int], budget: float) -> bool:
-    from ..model.compiled import budget_limit
-
-    groups = [int(compiled.group_of[i]) for i in store]
-    return len(set(groups)) < len(groups) or float(sum(float(compiled.cost[i]) for i in store)) > budget_limit(budget)
 
 
 def exact_opt(package: Any, budget: float, *, time_limit: float | None = None) -> float:
