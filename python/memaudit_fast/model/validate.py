@@ -202,14 +202,11 @@ class _Validator:
         candidates = self.record_list("candidates", required=True)
         queries = self.record_list("queries", required=False)
 
-        if candidates is not None:
-            self.section(self.check_limit, len(candidates), self.limits.max_candidates, "candidates",
-                                                  "MEMAUDIT_MAX_CANDIDATES")
-            nonzeros = sum(len(c["coverage"]) for c in candidates if isinstance(c.get("coverage"), dict))
-            self.section(self.check_limit, nonzeros, self.limits.max_nonzeros, "candidates",
-                                                  "MEMAUDIT_MAX_NONZEROS", what="coverage entries")
-        if units is not None:
-            self.section(self.check_limit, len(units), self.limits.max_units, "units", "MEMAUDIT_MAX_UNITS")
+        self.check_sizes(
+            None if candidates is None else len(candidates),
+            None if candidates is None else sum(len(c["coverage"]) for c in candidates
+                                                if isinstance(c.get("coverage"), dict)),
+            None if units is None else len(units))
         if self.errors and any(e.detail.startswith("holds ") and "above the limit" in e.detail for e in self.errors):
             return None  # too large to look further
 
@@ -359,18 +356,25 @@ class _Validator:
                 fld=fld,
             )
 
+    def check_sizes(self, candidates: int | None, nonzeros: int | None, units: int | None) -> None:
+        """The size limits on candidates, coverage entries and units (None: not given)."""
+        if candidates is not None:
+            self.section(self.check_limit, candidates, self.limits.max_candidates, "candidates",
+                         "MEMAUDIT_MAX_CANDIDATES")
+        if nonzeros is not None:
+            self.section(self.check_limit, nonzeros, self.limits.max_nonzeros, "candidates",
+                         "MEMAUDIT_MAX_NONZEROS", what="coverage entries")
+        if units is not None:
+            self.section(self.check_limit, units, self.limits.max_units, "units", "MEMAUDIT_MAX_UNITS")
+
     def refuse_counts(self, package_id: str | None, candidates: int, units: int, nonzeros: int,
                       budgets: int) -> None:
         """Raise the errors :meth:`checks` would give a package holding these counts, if any
         is above its limit (counted from the text, before anything decodes it whole)."""
         if package_id and not _has_surrogate(package_id):
             self.package_id = package_id
-        self.section(self.check_limit, candidates, self.limits.max_candidates, "candidates",
-                     "MEMAUDIT_MAX_CANDIDATES")
-        self.section(self.check_limit, nonzeros, self.limits.max_nonzeros, "candidates",
-                     "MEMAUDIT_MAX_NONZEROS", what="coverage entries")
-        self.section(self.check_limit, units, self.limits.max_units, "units", "MEMAUDIT_MAX_UNITS")
         self.section(self.check_limit, budgets, self.limits.max_budgets, "budgets", "MEMAUDIT_MAX_BUDGETS")
+        self.check_sizes(candidates, nonzeros, units)
         if self.errors:
             first = self.errors[0]
             first.errors = list(self.errors)
