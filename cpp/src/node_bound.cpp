@@ -245,7 +245,7 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
             if (!(best < best_at_check - kMinProgress * std::max(1.0, std::abs(best)))) break;
             best_at_check = best;
         }
-        if (stop_requested_ || closed_from_outside() || Clock::now() >= limits_.deadline) break;
+        if (stop_requested_ || Clock::now() >= limits_.deadline) break;
         if (limits_.cancel && limits_.cancel->load(std::memory_order_relaxed)) break;
 
         // Projected subgradient step on lambda: d/dlambda_r = w_r sigma_r (Y_r - y*_r).

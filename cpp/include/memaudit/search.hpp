@@ -195,7 +195,8 @@ class BranchAndBound {
     double threshold() const;
     // A node bound capped by the external bound (limits_.external_bound), read at the checks.
     double capped(double bound) const { return bound < external_bound_ ? bound : external_bound_; }
-    // True when the external bound alone prunes everything: the bound loops stop early.
+    // True when the external bound alone prunes everything: loops that do not test a bound
+    // (descent sweeps, the core heuristic) stop early; above_threshold() counts it too.
     bool closed_from_outside() const { return external_bound_ <= threshold(); }
     // Pruning `bound` against threshold(), noting when only the external bound made it pruned.
     bool prunes(double bound);

@@ -76,9 +76,10 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
                 budget_stop: Any = None, previous: _Race | None = None) -> _Race:
     """HiGHS beside the search: on the candidates the root left open once the root is done (OPT
     is the search's incumbent's value or a store of those), else on the whole MILP. Its model
-    is built at once; HiGHS runs ``start_after`` seconds later, and after the ``previous`` race
-    (stopped by the caller) has returned. A proof stops the search of ``budget`` through
-    ``budget_stop`` (an atomic the search reads; no call into Python)."""
+    is built at once; ``start_after`` seconds later the first race of a budget solves the root
+    LP (solve/root_lp.py) and hands its bound to the search through ``budget_stop``, then HiGHS
+    runs, after the ``previous`` race (stopped by the caller) has returned. A proof stops the
+    search of ``budget`` through ``budget_stop`` (an atomic the search reads; no call into Python)."""
     from .handoff import finish_with_highs
     from .milp import build_milp
     from .root_lp import root_lp_bound

@@ -79,10 +79,9 @@ def root_lp_bound(compiled: Any, model: MilpModel, *, stop: Any = None, seconds:
     h = highs_of(model)
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
-    h.setOptionValue("time_limit", float(seconds))
     h.changeColsIntegrality(model.num_x, np.arange(model.num_x, dtype=np.int32),
                             np.full(model.num_x, highspy.HighsVarType.kContinuous))
-    num_x, num_cols = model.num_x, model.num_cols
+    num_x = model.num_x
     col_of_x = np.full(compiled.num_candidates, -1, dtype=np.int64)
     col_of_x[model.candidates] = np.arange(num_x)
     col_of_y = {int(r): num_x + k for k, r in enumerate(model.units)}
@@ -149,4 +148,4 @@ def root_lp_bound(compiled: Any, model: MilpModel, *, stop: Any = None, seconds:
         entry_vals.append(cut_value)
         uppers.append(cut_upper)
         num_rows += len(rhs)
-    return best if math.isfinite(best) and num_cols else None
+    return best if math.isfinite(best) else None
