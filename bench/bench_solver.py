@@ -246,6 +246,12 @@ def test_memory_does_not_grow_with_nodes() -> None:
 LARGE_FRACTIONS = (0.02, 0.05, 0.10, 0.20, 0.40)
 HANDOFF_AFTER = DEFAULT_HANDOFF_AFTER
 LARGE_OURS_LIMIT = 60.0
+# A case whose first runs both end within LARGE_REPEAT_UNDER seconds is timed LARGE_RUNS times
+# in all, ours and HiGHS alternating, and the medians are compared: on this shared 2-core
+# machine one run of HiGHS alone on the same model ranged 0.29-0.48 s (dialogue in bytes,
+# 1,001 candidates at 10%), so a ratio of single runs can be 1.6x either way by chance alone.
+LARGE_RUNS = 3
+LARGE_REPEAT_UNDER = 5.0
 LARGE_ROWS: list[dict[str, Any]] = []  # read by conftest.py for the summary
 
 
@@ -325,16 +331,30 @@ def test_large_budget_against_highs(benchmark: Any, case: tuple[str, int, float]
     def run() -> Any:
         return solve(compiled, budget=budget, time_limit=LARGE_OURS_LIMIT, finish="highs", handoff_after=HANDOFF_AFTER)
 
-    result = benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
-    ours = benchmark.stats.stats.median
-    index = compiled.index_of()
-    selected = [index[c] for c in result.selected]
-    assert is_feasible(inst, selected, budget)
-    assert result.value == pytest.approx(objective(inst, selected), rel=1e-9, abs=1e-9)
+    def run_highs() -> tuple[float, tuple[str, float, float]]:
+        start = time.perf_counter()
+        out = milp_optimum(inst, budget, time_limit=HIGHS_LIMIT)
+        return time.perf_counter() - start, out
 
-    start = time.perf_counter()
-    status, value, bound = milp_optimum(inst, budget, time_limit=HIGHS_LIMIT)
-    highs = time.perf_counter() - start
+    result = benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
+    ours_runs = [benchmark.stats.stats.median]
+    highs_first, (status, value, bound) = run_highs()
+    highs_runs = [highs_first]
+    results = [result]
+    if max(ours_runs[0], highs_first) <= LARGE_REPEAT_UNDER:
+        for _ in range(LARGE_RUNS - 1):
+            start = time.perf_counter()
+            results.append(run())
+            ours_runs.append(time.perf_counter() - start)
+            highs_runs.append(run_highs()[0])
+    ours, highs = float(np.median(ours_runs)), float(np.median(highs_runs))
+    index = compiled.index_of()
+    for result in results:
+        selected = [index[c] for c in result.selected]
+        assert is_feasible(inst, selected, budget)
+        assert result.value == pytest.approx(objective(inst, selected), rel=1e-9, abs=1e-9)
+    # The status and engine of the run of median time (a tie-break by order).
+    result = results[int(np.argsort(ours_runs, kind="stable")[(len(ours_runs) - 1) // 2])]
     tol = 1e-6 * max(1.0, abs(value))
     if status == "Optimal":
         assert result.upper_bound >= value - tol and result.value <= value + tol
@@ -347,7 +367,8 @@ def test_large_budget_against_highs(benchmark: Any, case: tuple[str, int, float]
         "case": f"{family}-{n}@{fraction:.0%}", "candidates": compiled.num_candidates, "ours_seconds": ours,
         "status": result.status, "proved_by": result.proved_by or "-", "highs_seconds": highs,
         "highs_proved": status == "Optimal", "gurobi_seconds": g_seconds, "gurobi_proved": g_proved,
-        "gurobi_skipped": g_why, "nodes": result.nodes,
+        "gurobi_skipped": g_why, "nodes": result.nodes, "runs": len(ours_runs),
+        "ours_runs": ours_runs, "highs_runs": highs_runs, "proved_by_runs": [r.proved_by or "-" for r in results],
     }
     benchmark.extra_info.update({k: v for k, v in row.items() if k != "case"})
     LARGE_ROWS.append(row)
