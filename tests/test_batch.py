@@ -238,6 +238,37 @@ def test_a_run_starts_its_own_ray_even_where_another_ray_is_the_default(tmp_path
     assert not ray.is_initialized()
 
 
+def test_a_local_ray_starts_without_the_services_a_run_has_no_use_for():
+    # A run's own Ray has no use for the autoscaler's monitor (nothing to scale), the log
+    # monitor (no worker output goes to the driver) or the API server (nobody else reaches this
+    # Ray); ray.init waited for the API server, and the monitor held the shut-down at the end
+    # of every run for a second. What it does start, it stops.
+    ray = pytest.importorskip("ray")
+    from ray._private import ray_constants
+
+    from memaudit_fast.experiments.parallel import RayRunner, _loaded
+
+    params, api_server = ray._private.parameter.RayParams, ray._private.services.start_api_server
+    runner = RayRunner(_loaded, (), workers=1, address=None)
+    try:
+        assert runner.ready.wait(120) and runner.failure is None
+        # Only this run's start-up: a Ray started by anyone else starts as it does.
+        assert ray._private.parameter.RayParams is params
+        assert ray._private.services.start_api_server is api_server
+        started = dict(ray._private.worker._global_node.all_processes)
+        assert ray_constants.PROCESS_TYPE_RAYLET in started and ray_constants.PROCESS_TYPE_GCS_SERVER in started
+        for unused in ("MONITOR", "LOG_MONITOR", "DASHBOARD"):
+            assert getattr(ray_constants, f"PROCESS_TYPE_{unused}") not in started
+        # It scores on its workers all the same.
+        handle = runner.submit([None])
+        assert runner.wait(handle, 60.0) and runner.result(handle) != os.getpid()
+        services = [info.process for infos in started.values() for info in infos]
+    finally:
+        runner.close()
+    assert not ray.is_initialized()
+    assert all(p.poll() is not None for p in services)
+
+
 def test_a_local_ray_scores_in_the_driver_until_it_is_up_then_on_its_workers():
     ray = pytest.importorskip("ray")
     from memaudit_fast.experiments.parallel import RayRunner, _loaded
