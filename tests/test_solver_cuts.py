@@ -118,6 +118,29 @@ def test_bounding_what_other_groups_add_closes_a_gap_rounding_leaves() -> None:
     assert at_x[0][2] == pytest.approx({0: 0.4, 1: 0.4})
 
 
+def test_bounding_what_single_candidates_add_closes_a_gap_whole_groups_leave() -> None:
+    # One unit: a (group 0) covers 0.25; b (group 1) covers it fully and d, its cheaper sibling,
+    # 0.5; e (group 2) covers 0.3. At x = (0.8, 0, 1, 1) the LP has y = 1. d and e add at most
+    # 0.8 to any store, so y <= 0.8 + 0.2 (x_a + x_b) = 0.96 there. No set of whole groups
+    # bounds it (group 1 reaches 1 with b).
+    kinds, zs, hs = saturation_table()
+    inst = Instance(
+        cost=np.array([1.0, 3.0, 1.0, 1.0]), group_of=np.array([0, 1, 1, 2], dtype=np.int32), num_groups=3,
+        weight=np.array([1.0]), indptr=np.arange(5, dtype=np.int64),
+        indices=np.zeros(4, dtype=np.int32), values=np.array([0.25, 1.0, 0.5, 0.3]),
+        saturation_of=np.zeros(1, dtype=np.int32), kinds=kinds, zs=zs, hs=hs,
+    )
+    x = [0.8, 0.0, 1.0, 1.0]
+    kept, cuts = _core.separate_coverage_cuts(inst.problem(), x)
+    assert sorted(kept) == [0, 1, 2, 3]
+    at_x = sorted((intercept + sum(a * x[u] for u, a in zip(c, coef)), intercept, dict(zip(c, coef)))
+                  for _, intercept, c, coef in cuts)
+    assert at_x and at_x[0][0] == pytest.approx(0.96)
+    assert at_x[0][1] == pytest.approx(0.8) and at_x[0][2] == pytest.approx({0: 0.2, 1: 0.2})
+    for store in stores(inst, kept):  # and it holds for every store
+        assert min(1.0, coverage(inst, store, 0)) <= 0.8 + sum(at_x[0][2].get(u, 0.0) for u in store) + TOL
+
+
 def test_a_member_of_the_lifted_group_that_does_not_cover_the_unit_counts_against_it() -> None:
     # Unit 0 is covered fully by f (group 0) and at 0.5 by s (group 1); g, f's sibling, covers
     # only unit 1. Taking g rules f out, so unit 0 gets at most 0.5: y_0 <= 1 - 0.5 x_g (the

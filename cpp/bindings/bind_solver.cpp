@@ -158,7 +158,7 @@ void register_solver(py::module_& m) {
             for (std::int32_t r = 0; r < reduced.num_units; ++r)
                 for (int family = 0; family < 2; ++family) {
                     const bool separated = family == 0 ? separate_coverage_cut(reduced, r, xr, 1e-9, &cut)
-                                                       : separate_reach_cut(reduced, r, xr, 1e-9, &cut);
+                                                       : separate_reach_cut(reduced, r, xr, 1e-9, &cut, true);
                     if (!separated) continue;
                     std::vector<std::int32_t> candidates;
                     for (auto v : cut.candidates) candidates.push_back(reduced.original[v]);
@@ -166,7 +166,7 @@ void register_solver(py::module_& m) {
                 }
             return py::make_tuple(reduced.original, out);
         },
-        py::arg("problem"), py::arg("x"), "The most violated cut of each family (cuts.hpp) of each unit at a fractional x.");
+        py::arg("problem"), py::arg("x"), "The most violated cut of each family (cuts.hpp; the second over single candidates too) of each unit at a fractional x.");
 
     m.def(
         "objective_granularity", [](const Problem& problem) { return objective_granularity(reduce(problem)); },

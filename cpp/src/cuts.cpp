@@ -52,6 +52,67 @@ struct UnitReach {
     }
 };
 
+// A group's choices for the reach cut's third rule: levels l (a coverage of one of its members
+// the LP uses), each with what the members of coverage <= l take out of the right side.
+struct LevelGroup {
+    std::int32_t group;
+    std::vector<std::pair<double, double>> levels; // (level, value), by level
+};
+
+// Depth-first search over the groups for levels (at most one per group, 0 for none) of sum
+// <= capacity whose values sum to more than `needed`; the best found within kLevelNodes nodes
+// goes to `chosen` (one level per group, by group index). A multiple-choice knapsack: the
+// groups are few (those covering one unit at x > 0), and a node is pruned when even the best
+// level of every group left cannot reach the best so far.
+constexpr int kLevelNodes = 4000;
+
+// Rooms tried per unit at most (a search each): dense units cover at dozens of values.
+constexpr std::size_t kMaxRooms = 16;
+
+struct LevelSearch {
+    const std::vector<LevelGroup>& options;
+    double capacity;
+    double best;
+    std::vector<double> rest; // sum of the best values of groups k..n-1
+    std::vector<int> pick, best_pick;
+    int nodes = 0;
+
+    void dfs(std::size_t k, double value, double used) {
+        if (++nodes > kLevelNodes || !(value + rest[k] > best)) return;
+        if (k == options.size()) { // value > best: rest[n] is 0
+            best = value;
+            best_pick = pick;
+            return;
+        }
+        const auto& levels = options[k].levels;
+        for (auto c = levels.size(); c-- > 0;) {
+            if (used + levels[c].first > capacity) continue;
+            pick[k] = static_cast<int>(c);
+            dfs(k + 1, value + levels[c].second, used + levels[c].first);
+        }
+        pick[k] = -1;
+        dfs(k + 1, value, used);
+    }
+};
+
+bool best_levels_within(std::vector<LevelGroup>& options, double capacity, double needed, std::size_t num_groups,
+                        std::vector<double>* chosen) {
+    if (options.empty() || !(capacity > 0.0)) return false;
+    // Largest values first: good sets early, and the bound on the groups left prunes more.
+    std::sort(options.begin(), options.end(),
+              [](const LevelGroup& a, const LevelGroup& b) { return a.levels.back().second > b.levels.back().second; });
+    LevelSearch search{options, capacity, needed, std::vector<double>(options.size() + 1, 0.0),
+                       std::vector<int>(options.size(), -1), {}};
+    for (std::size_t k = options.size(); k-- > 0;) search.rest[k] = search.rest[k + 1] + options[k].levels.back().second;
+    search.dfs(0, 0.0, 0.0);
+    if (search.best_pick.empty()) return false;
+    chosen->assign(num_groups, 0.0);
+    for (std::size_t j = 0; j < options.size(); ++j)
+        if (search.best_pick[j] >= 0)
+            (*chosen)[static_cast<std::size_t>(options[j].group)] = options[j].levels[static_cast<std::size_t>(search.best_pick[j])].first;
+    return true;
+}
+
 } // namespace
 
 CoverageCut make_coverage_cut(const ReducedProblem& p, std::int32_t unit, double lambda, std::int32_t group) {
@@ -161,7 +222,7 @@ bool separate_coverage_cut(const ReducedProblem& p, std::int32_t unit, const std
 }
 
 bool separate_reach_cut(const ReducedProblem& p, std::int32_t unit, const std::vector<double>& x,
-                        double min_violation, CoverageCut* cut) {
+                        double min_violation, CoverageCut* cut, bool over_candidates) {
     if (!coverage_cut_unit(p, unit)) return false;
     const double kappa = p.cap[unit];
     struct Entry {
@@ -217,13 +278,73 @@ bool separate_reach_cut(const ReducedProblem& p, std::int32_t unit, const std::v
             }
         }
     }
-    if (best_outside.empty()) return false;
-    std::vector<char> outside(groups.size(), 0);
-    double reach = 0.0;
-    for (auto i : best_outside) {
-        outside[static_cast<std::size_t>(i)] = 1;
-        reach += groups[static_cast<std::size_t>(i)].largest;
+    // Levels: per group, the members of coverage up to a level l_g go outside (all of a
+    // group outside is the level of its largest coverage), and M = sum of the levels.
+    std::vector<double> best_levels;
+    if (!best_outside.empty()) {
+        best_levels.assign(groups.size(), 0.0);
+        for (auto i : best_outside) best_levels[static_cast<std::size_t>(i)] = groups[static_cast<std::size_t>(i)].largest;
     }
+    // Third rule, over single candidates: for a room delta, the levels that take most of the
+    // LP's coverage outside within a reach of kappa - delta (a multiple-choice knapsack over
+    // the groups the LP uses), the cut then rebuilt at the levels' own sum.
+    if (over_candidates) {
+        std::vector<LevelGroup> options;
+        std::vector<double> rooms;
+        for (std::size_t i = 0; i < groups.size(); ++i)
+            for (const auto& e : groups[i].entries)
+                if (e.x > 1e-9 && e.t > 0.0 && e.t < kappa) rooms.push_back(e.t);
+        // A room below every coverage too: the levels' sum may leave less room than any member
+        // covers (0.5 and 0.3 outside leave 0.2), and there min(t, delta) x ranks by x alone.
+        rooms.push_back(1e-6 * kappa);
+        std::sort(rooms.begin(), rooms.end());
+        rooms.erase(std::unique(rooms.begin(), rooms.end()), rooms.end());
+        if (rooms.size() > kMaxRooms) { // units of many distinct coverages: every few, the lowest kept
+            std::vector<double> spread;
+            for (std::size_t k = 0; k < kMaxRooms; ++k) spread.push_back(rooms[k * (rooms.size() - 1) / (kMaxRooms - 1)]);
+            rooms = std::move(spread);
+        }
+        for (double room : rooms) {
+            options.clear();
+            double all = 0.0;
+            for (std::size_t i = 0; i < groups.size(); ++i) {
+                LevelGroup g{static_cast<std::int32_t>(i), {}};
+                for (const auto& e : groups[i].entries) {
+                    all += std::min(e.t, room) * e.x;
+                    if (e.x > 1e-9 && e.t > 0.0 && e.t <= kappa - room) g.levels.emplace_back(e.t, 0.0);
+                }
+                if (g.levels.empty()) continue;
+                std::sort(g.levels.begin(), g.levels.end());
+                g.levels.erase(std::unique(g.levels.begin(), g.levels.end(),
+                                           [](const auto& a, const auto& b) { return a.first == b.first; }),
+                               g.levels.end());
+                for (auto& [level, value] : g.levels)
+                    for (const auto& e : groups[i].entries)
+                        if (e.t <= level) value += std::min(e.t, room) * e.x;
+                options.push_back(std::move(g));
+            }
+            // Violated at reach kappa - delta iff the levels take more than this outside.
+            const double needed = all + (kappa - room) - y + best_violation;
+            std::vector<double> chosen;
+            if (!best_levels_within(options, kappa - room, needed, groups.size(), &chosen)) continue;
+            double reach = 0.0;
+            for (double l : chosen) reach += l;
+            if (!(reach < kappa)) continue;
+            // Rebuilt at M = the levels' sum <= kappa - delta: the right side is concave in M on
+            // [M, kappa] and kappa there, so it is at least as violated at M.
+            double rhs = reach;
+            for (std::size_t i = 0; i < groups.size(); ++i)
+                for (const auto& e : groups[i].entries)
+                    if (e.t > chosen[i]) rhs += std::min(e.t, kappa - reach) * e.x;
+            if (y - rhs > best_violation) {
+                best_violation = y - rhs;
+                best_levels = chosen;
+            }
+        }
+    }
+    if (best_levels.empty()) return false;
+    double reach = 0.0;
+    for (double l : best_levels) reach += l;
     *cut = CoverageCut();
     cut->unit = unit;
     cut->group = kReachCutGroup;
@@ -232,8 +353,8 @@ bool separate_reach_cut(const ReducedProblem& p, std::int32_t unit, const std::v
     cut->violation = best_violation;
     const double room = kappa - reach;
     for (std::size_t i = 0; i < groups.size(); ++i) {
-        if (outside[i]) continue;
         for (const auto& e : groups[i].entries) {
+            if (e.t <= best_levels[i]) continue; // outside: counted in M
             cut->candidates.push_back(e.candidate);
             cut->coefficients.push_back(std::min(e.t, room));
         }
