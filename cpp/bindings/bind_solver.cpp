@@ -33,6 +33,8 @@ struct BudgetStop {
         std::make_shared<std::atomic<double>>(std::numeric_limits<double>::quiet_NaN());
     // An upper bound on OPT of one budget proven elsewhere, for the search to prune with.
     std::shared_ptr<ExternalBound> bound = std::make_shared<ExternalBound>();
+    // The search's best store of the budget it is on, for the thread racing it.
+    std::shared_ptr<SharedIncumbent> incumbent = std::make_shared<SharedIncumbent>();
 };
 
 std::string result_repr(const SolveResult& r) {
@@ -67,7 +69,18 @@ void register_solver(py::module_& m) {
              "with it, and a result whose proof used it says so (``external_bound_used``). A bound "
              "that is not proven makes a wrong proof.")
         .def("bound_of", [](const BudgetStop& s, double budget) { return s.bound->get(budget); },
-             py::arg("budget"), "The bound handed for ``budget`` (inf: none).");
+             py::arg("budget"), "The bound handed for ``budget`` (inf: none).")
+        .def(
+            "incumbent_of",
+            [](const BudgetStop& s, double budget) -> py::object {
+                double value = 0.0;
+                std::vector<std::int32_t> store;
+                if (!s.incumbent->get(budget, value, store)) return py::none();
+                return py::make_tuple(value, py::cast(store));
+            },
+            py::arg("budget"),
+            "The best store the search of ``budget`` has found so far, as (value, package candidate "
+            "indices), or None before its first store (or once the search moved to another budget).");
 
     py::class_<SolveResult>(m, "SolveResult", "Outcome of one budget: incumbent, proven bound, status.")
         .def_readonly("budget", &SolveResult::budget)
@@ -208,6 +221,8 @@ void register_solver(py::module_& m) {
             options.stop_budget = stop_at.get();
             std::shared_ptr<ExternalBound> external = budget_stop ? budget_stop->bound : nullptr;
             options.external_bound = external.get();
+            std::shared_ptr<SharedIncumbent> shared = budget_stop ? budget_stop->incumbent : nullptr;
+            options.shared_incumbent = shared.get();
             options.cut_rounds = cut_rounds;
             options.cut_min_candidates = cut_min_candidates;
             // The log callback runs Python: it takes the GIL for the call. An exception it

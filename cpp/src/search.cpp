@@ -148,6 +148,7 @@ void BranchAndBound::set_incumbent(const std::vector<std::int32_t>& store, doubl
     incumbent_ = store;
     incumbent_value_ = value;
     incumbent_fresh_ = true;
+    if (limits_.on_incumbent) limits_.on_incumbent(incumbent_, incumbent_value_);
 }
 
 void BranchAndBound::polish_incumbent() {
@@ -160,6 +161,7 @@ void BranchAndBound::polish_incumbent() {
     if (better.value > incumbent_value_) {
         incumbent_ = better.candidates;
         incumbent_value_ = better.value;
+        if (limits_.on_incumbent) limits_.on_incumbent(incumbent_, incumbent_value_);
     }
 }
 

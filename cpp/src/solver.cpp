@@ -115,6 +115,14 @@ std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector
         limits.progress_first = options.progress_first;
         limits.stop_budget = options.stop_budget;
         limits.external_bound = options.external_bound;
+        if (options.shared_incumbent) {
+            limits.on_incumbent = [&options, &reduced, budget](const std::vector<std::int32_t>& store, double value) {
+                std::vector<std::int32_t> out(store.size());
+                for (std::size_t k = 0; k < store.size(); ++k) out[k] = reduced.original[store[k]];
+                std::sort(out.begin(), out.end());
+                options.shared_incumbent->set(budget, value, out);
+            };
+        }
 
         WarmStart warm(reduced, budget_limit(budget));
         const Store start = warm.best(previous);

@@ -87,6 +87,9 @@ class BudgetStop:
         """Hand the search of ``budget`` an upper bound on its OPT proven elsewhere (it prunes
         with it; ``SolveResult.external_bound_used`` says when it did)."""
     def bound_of(self, budget: float) -> float: ...
+    def incumbent_of(self, budget: float) -> tuple[float, list[int]] | None:
+        """The best store the search of ``budget`` has found so far (value, package candidate
+        indices), or None before its first store."""
 
 class SolveResult:
     """Outcome of one budget: incumbent, proven bound, status."""

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <mutex>
+#include <vector>
 
 namespace memaudit {
 
@@ -34,6 +36,37 @@ class ExternalBound {
     mutable std::mutex mutex_;
     double budget_ = std::numeric_limits<double>::quiet_NaN();
     double bound_ = std::numeric_limits<double>::infinity();
+};
+
+// The search's best store for one budget (package candidate indices), published for another
+// thread: a solver racing the search looks for better stores next to it (RINS). The search
+// writes it when its incumbent improves (rarely), the other thread reads it once.
+class SharedIncumbent {
+  public:
+    // A store worth `value` for `budget` (a store for another budget is replaced; for the same
+    // budget only a better one is kept).
+    void set(double budget, double value, const std::vector<std::int32_t>& store) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (budget == budget_ && !(value > value_)) return;
+        budget_ = budget;
+        value_ = value;
+        store_ = store;
+    }
+
+    // The store for `budget` and its value; false (and nothing written) when there is none.
+    bool get(double budget, double& value, std::vector<std::int32_t>& store) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!(budget == budget_)) return false;
+        value = value_;
+        store = store_;
+        return true;
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    double budget_ = std::numeric_limits<double>::quiet_NaN();
+    double value_ = -std::numeric_limits<double>::infinity();
+    std::vector<std::int32_t> store_;
 };
 
 } // namespace memaudit

@@ -115,6 +115,8 @@ struct SearchLimits {
     double progress_first = 0.0; // seconds before the first line (0: progress_interval)
     const std::atomic<double>* stop_budget = nullptr; // holding this budget stops the search
     const ExternalBound* external_bound = nullptr;     // a bound proven elsewhere (read at checks)
+    // Called with each new incumbent (reduced candidates, value), for another thread to read.
+    std::function<void(const std::vector<std::int32_t>&, double)> on_incumbent;
 };
 
 struct SearchOutcome {

@@ -63,6 +63,8 @@ struct SolveOptions {
     // Any thread may set an upper bound on OPT of one budget proven elsewhere; the search
     // prunes with it (see external_bound.hpp) and says so in SolveResult::external_bound_used.
     const ExternalBound* external_bound = nullptr;
+    // Where the search publishes each new incumbent of a budget (see external_bound.hpp).
+    SharedIncumbent* shared_incumbent = nullptr;
 };
 
 struct SolveResult {

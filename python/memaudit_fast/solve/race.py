@@ -15,6 +15,7 @@ from typing import Any
 from .. import _core
 from .backends import HighsStop
 from .handoff import HandoffOutcome
+from .rins import RINS_SECONDS
 
 #: Seconds before the first progress line of a budget, at the least, in a solve with ``finish``.
 RACE_FIRST = 0.001
@@ -82,7 +83,8 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
     search of ``budget`` through ``budget_stop`` (an atomic the search reads; no call into Python)."""
     from .handoff import finish_with_highs
     from .milp import build_milp
-    from .root_lp import root_lp_bound
+    from .rins import search_lp_neighbourhood
+    from .root_lp import root_lp
 
     reduced = bool(line.root_done)
     race = _Race(HighsStop(), threading.Thread(), reduced=reduced, runs_at=time.monotonic() + start_after)
@@ -92,6 +94,7 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
     # it proves OPT over them, and OPT is that or the incumbent's value (see _merge).
     candidates = list(line.open_candidates) if reduced else range(compiled.num_candidates)
     left = None if time_limit is None else max(0.0, time_limit - float(line.seconds) - start_after)
+    incumbent = tuple(int(u) for u in getattr(line, "incumbent_store", ()))
 
     def run() -> None:
         try:
@@ -110,9 +113,20 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
                 # the search, which prunes with it, and every store HiGHS finds is held up to it.
                 if race.stop.wait(max(0.0, race.runs_at - time.monotonic())):
                     return
-                race.lp_bound = root_lp_bound(compiled, build_milp(compiled, budget), stop=race.stop)
-                if race.lp_bound is not None:
-                    budget_stop.bound(budget, race.lp_bound)
+                lp = root_lp(compiled, build_milp(compiled, budget), stop=race.stop)
+                if lp is not None:
+                    race.lp_bound = lp.bound
+                    budget_stop.bound(budget, lp.bound)
+                    # Where the LP looks like OPT, a store at its bound is looked for next to it
+                    # (solve/rins.py) before HiGHS takes the whole MILP.
+                    granularity = float(_core.objective_granularity(compiled.problem))
+                    rins_seconds = RINS_SECONDS if left is None else min(RINS_SECONDS, left)
+                    # Next to the search's store at the start and its best by now (solve/rins.py).
+                    latest = budget_stop.incumbent_of(budget)
+                    stores = [incumbent] + ([latest[1]] if latest is not None else [])
+                    search_lp_neighbourhood(race.model, lp, stores, granularity, stop=race.stop,
+                                            on_store=_held_to_lp_bound(compiled, budget, race, budget_stop),
+                                            seconds=rins_seconds)
             heard = _held_to_lp_bound(compiled, budget, race, budget_stop) if race.lp_bound is not None else None
             race.outcome = finish_with_highs(compiled, budget, candidates, None, time_limit=left,
                                              stop=race.stop, model=race.model, on_store=heard,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -65,10 +66,26 @@ def dual_bound(objective: np.ndarray, col_lower: np.ndarray, col_upper: np.ndarr
     return math.fsum(rows) + math.fsum(box) + ROUNDING_MARGIN * scale + 1e-300
 
 
+@dataclass(frozen=True)
+class RootLp:
+    """What the root LP stage proved and where it ended."""
+
+    bound: float  # >= OPT, by weak duality at the duals of one of its LPs
+    value: float  # the last LP's objective value (HiGHS's, within its tolerances)
+    x: np.ndarray  # the last LP's x, one entry per package candidate (0 without a column)
+
+
 def root_lp_bound(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float = ROOT_LP_SECONDS,
                   rounds: int = ROOT_LP_ROUNDS) -> float | None:
     """An upper bound on OPT of ``model``'s budget (see the module docstring), or None when
     the model is not the exact MILP, the LP could not be solved, or ``stop`` was set first."""
+    lp = root_lp(compiled, model, stop=stop, seconds=seconds, rounds=rounds)
+    return None if lp is None else lp.bound
+
+
+def root_lp(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float = ROOT_LP_SECONDS,
+            rounds: int = ROOT_LP_ROUNDS) -> RootLp | None:
+    """The stage of :func:`root_lp_bound`, with the last LP's point and value."""
     import highspy
 
     from .backends import _HIGHS_ONE_AT_A_TIME, highs_of
@@ -94,6 +111,7 @@ def root_lp_bound(compiled: Any, model: MilpModel, *, stop: Any = None, seconds:
     num_rows = int(lengths.size)
     best = math.inf
     last = math.inf
+    point: tuple[float, np.ndarray] | None = None
     kept_fixed = False
     for _ in range(rounds + 1):
         if stop is not None and stop.is_set():
@@ -109,11 +127,12 @@ def root_lp_bound(compiled: Any, model: MilpModel, *, stop: Any = None, seconds:
                            np.concatenate(entry_vals), np.concatenate(entry_rows), np.concatenate(uppers), pi)
         best = min(best, bound)
         value = float(h.getInfo().objective_function_value)
+        x = np.zeros(compiled.num_candidates)
+        x[model.candidates] = np.asarray(solution.col_value, dtype=np.float64)[:num_x]
+        point = (value, x)
         if last - value < ROOT_LP_MIN_GAIN * max(1.0, abs(value)) or time.monotonic() - started > seconds:
             break
         last = value
-        x = np.zeros(compiled.num_candidates)
-        x[model.candidates] = np.asarray(solution.col_value, dtype=np.float64)[:num_x]
         kept, cuts = _core.separate_coverage_cuts(compiled.problem, x.tolist())
         if not kept_fixed:
             # The cuts hold for the stores of the candidates the exact reductions keep (OPT is
@@ -148,4 +167,6 @@ def root_lp_bound(compiled: Any, model: MilpModel, *, stop: Any = None, seconds:
         entry_vals.append(cut_value)
         uppers.append(cut_upper)
         num_rows += len(rhs)
-    return best if math.isfinite(best) else None
+    if not math.isfinite(best) or point is None:
+        return None
+    return RootLp(best, *point)

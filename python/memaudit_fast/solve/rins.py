@@ -1,0 +1,121 @@
+"""A store at the root LP's bound, looked for in the LP's neighbourhood (RINS).
+
+On long dialogues at mid budgets the root LP with the search's cuts (solve/root_lp.py) is OPT
+itself (3,001 candidates at 10%: 1289.6 in 0.1 s), so the proof lacks only a store worth that
+much; the search's heuristics find one after 0.9 s, HiGHS alone after 0.3 s (its sub-MIP). RINS
+(Danna, Rothberg and Le Pape, "Exploring relaxation induced neighborhoods to improve MIP
+solutions", Math. Prog. 102, 2005) fixes every candidate on which the LP's point and the
+search's incumbent agree (both 0, or both 1) and solves the MILP over the rest (100-200
+candidates there) with HiGHS: in 0.03-0.1 s it finds a store at the LP's bound, which proves OPT.
+The neighbourhoods of two stores of the search are searched in turn: the one it had when the
+race began, then its best when the LP is done. The first is the wider (further from the point):
+on 3,001 candidates at 10% (seed 3) it held a store at the bound and the second's did not.
+
+It runs only where the LP's value sits on the objective's lattice (F in delta * Z for every
+store, :func:`memaudit_fast._core.objective_granularity`): an LP worth a lattice point is often
+OPT; one between two is not (the point under it may still be), and since a neighbourhood that
+does not prove delays the racing HiGHS by up to ``RINS_SECONDS``, it is kept to the first kind
+and to small neighbourhoods. It asks HiGHS only for stores at the lattice point under the LP's
+bound (one row: the objective at least that). Whatever it finds is checked against the LP's
+bound by the caller (``on_store``); nothing here is proven by the neighbourhood's own optimum.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .backends import HighsStop, MilpOutcome, solve_highs
+from .handoff import HIGHS_TOLERANCE
+from .milp import MilpModel
+from .root_lp import RootLp
+
+#: Seconds the neighbourhood's HiGHS may take: those that proved on the bench took 0.03-0.08 s,
+#: and one that does not prove costs the race this long (timeline 3,000 @ 10%, seed 3).
+RINS_SECONDS = 0.1
+
+#: How far (in lattice steps, plus a relative part) the LP's value may lie from a lattice point
+#: and count as on it: the LPs that were OPT on the bench were within 1e-7 steps of it.
+LATTICE_SLACK = 1e-6
+
+#: The neighbourhood is searched only when at most this share of the x columns is left free:
+#: those that proved on the bench left 134-216 of 2,700-2,800 free (5-8%); one of 650 free
+#: (MEMAUDIT-Small x25 @ 20%) took HiGHS 1.8 s and proved nothing.
+RINS_MAX_FREE_SHARE = 0.1
+
+#: Relative room under the target value left for HiGHS's tolerances (a lattice step is about 1e-5
+#: of the value or more on the bench).
+TARGET_MARGIN = 1e-8
+
+#: A candidate whose LP value is this close to 0 or 1 counts as 0 or 1.
+INTEGRAL = 1e-6
+
+
+def on_lattice(value: float, granularity: float) -> bool:
+    """Whether ``value`` is a lattice point of step ``granularity`` (False without a lattice)."""
+    if not granularity > 0 or not math.isfinite(value):
+        return False
+    steps = value / granularity
+    return abs(steps - round(steps)) <= LATTICE_SLACK + 1e-9 * abs(steps)
+
+
+def neighbourhood(model: MilpModel, x: np.ndarray, stores: Sequence[Sequence[int]],
+                  at_least: float | None = None) -> MilpModel:
+    """``model`` with every x column fixed where the LP's point ``x`` (per package candidate) and
+    every one of ``stores`` agree; with ``at_least``, only its stores worth that much (one row
+    more: the objective at least ``at_least``)."""
+    held_by = np.zeros(x.size, dtype=np.int64)  # how many of the stores hold each candidate
+    for store in stores:
+        held_by[np.unique(np.asarray(store, dtype=np.int64))] += 1
+    at = x[model.candidates]
+    held = held_by[model.candidates]
+    lower, upper = model.col_lower.copy(), model.col_upper.copy()
+    upper[: model.num_x][(at <= INTEGRAL) & (held == 0)] = 0.0
+    lower[: model.num_x][(at >= 1.0 - INTEGRAL) & (held == len(stores))] = 1.0
+    lower = np.minimum(lower, upper)  # a column the model already holds at 0 stays there
+    near = dataclasses.replace(model, col_lower=lower, col_upper=upper)
+    if at_least is None:
+        return near
+    (columns,) = np.nonzero(model.objective)
+    return dataclasses.replace(
+        near,
+        row_starts=np.append(model.row_starts, model.row_starts[-1] + columns.size).astype(np.int32),
+        row_index=np.concatenate([model.row_index, columns]).astype(np.int32),
+        row_value=np.concatenate([model.row_value, model.objective[columns]]),
+        row_lower=np.append(model.row_lower, at_least),
+        row_upper=np.append(model.row_upper, np.inf))
+
+
+def search_lp_neighbourhood(model: MilpModel, lp: RootLp, stores: Sequence[Sequence[int]], granularity: float, *,
+                            stop: HighsStop, on_store: Callable[[tuple[int, ...]], None],
+                            seconds: float = RINS_SECONDS) -> MilpOutcome | None:
+    """HiGHS over the LP's neighbourhood of each of ``stores`` in turn (the search's), for a store
+    at the lattice point under the LP's bound, while ``stop`` is not set and ``seconds`` last; only
+    where the LP's value is on the lattice, and only small neighbourhoods. Every store HiGHS
+    finds goes to ``on_store``; returns the last neighbourhood's outcome (None: none searched)."""
+    if not on_lattice(lp.value, granularity):
+        return None
+    # Only stores that prove: at the lattice point under the bound, less a margin far below one
+    # step for HiGHS's tolerances. A neighbourhood without one ends as soon as its LP says so.
+    target = granularity * math.floor(lp.bound / granularity + 1e-6)
+    at_least = target - TARGET_MARGIN * max(1.0, abs(target))
+    deadline = time.monotonic() + seconds
+    outcome = None
+    for store in stores:
+        left = deadline - time.monotonic()
+        if left <= 0 or stop.is_set():
+            break
+        near = neighbourhood(model, lp.x, [store], at_least=at_least)
+        free = int(np.count_nonzero(near.col_upper[: near.num_x] > near.col_lower[: near.num_x]))
+        if free > RINS_MAX_FREE_SHARE * near.num_x:
+            continue
+        outcome = solve_highs(near, time_limit=left, threads=1, feasibility_tolerance=HIGHS_TOLERANCE, stop=stop,
+                              on_store=on_store)
+    return outcome
+
+
+__all__ = ["RINS_MAX_FREE_SHARE", "RINS_SECONDS", "neighbourhood", "on_lattice", "search_lp_neighbourhood"]

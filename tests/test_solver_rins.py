@@ -1,0 +1,137 @@
+"""The LP's neighbourhood (solve/rins.py): which columns it fixes, when it runs, and that on a long
+dialogue whose root LP is OPT it holds a store at the LP's bound, found from the incumbent the
+search has when the race starts."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memaudit_fast import _core
+from memaudit_fast.model.compiled import budget_limit, compile_package
+from memaudit_fast.model.package import Package
+from memaudit_fast.solve.backends import HighsStop, solve_highs
+from memaudit_fast.solve.exact import _held_to_lp_bound, _Race, lp_bound_proves
+from memaudit_fast.solve.milp import build_milp
+from memaudit_fast.solve.rins import neighbourhood, on_lattice, search_lp_neighbourhood
+from memaudit_fast.solve.root_lp import RootLp, root_lp
+from strategies import packages
+
+
+def test_a_value_is_on_the_lattice_only_within_a_millionth_of_a_step():
+    assert on_lattice(1289.6000000016695, 0.05)  # an LP that was OPT, as HiGHS returned it
+    assert on_lattice(1297.5, 0.05) and on_lattice(-3.0, 0.5)
+    assert not on_lattice(1289.61, 0.05)
+    assert not on_lattice(448.7425, 0.0125)  # 35,899.4 steps
+    assert not on_lattice(10.0, 0.0)  # no lattice known: never
+    assert not on_lattice(math.inf, 0.5) and not on_lattice(math.nan, 0.5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=packages(max_candidates=9, max_units=4, extras=False), frac=st.sampled_from([0.3, 0.6, 1.0]),
+       seed=st.integers(0, 2**16))
+def test_the_neighbourhood_fixes_exactly_where_the_point_and_the_store_agree(data, frac, seed):
+    compiled = compile_package(Package.from_dict(data))
+    budget = round(frac * float(compiled.cost.sum()), 2)
+    model = build_milp(compiled, budget, plain=True)
+    rng = np.random.default_rng(seed)
+    x = rng.choice([0.0, 1.0, 0.5], size=compiled.num_candidates)
+    store = [int(u) for u in np.flatnonzero(rng.integers(0, 2, size=compiled.num_candidates))]
+    other = [int(u) for u in np.flatnonzero(rng.integers(0, 2, size=compiled.num_candidates))]
+    near = neighbourhood(model, x, [store, other])
+    for j, u in enumerate(model.candidates):
+        at = x[u]
+        held = (u in store) + (u in other)
+        expect_upper = 0.0 if (at == 0.0 and held == 0) else model.col_upper[j]
+        expect_lower = min(1.0, expect_upper) if (at == 1.0 and held == 2) else model.col_lower[j]
+        assert near.col_upper[j] == expect_upper and near.col_lower[j] == expect_lower
+    # The y columns and the rows are the model's.
+    assert np.array_equal(near.col_upper[model.num_x:], model.col_upper[model.num_x:])
+    assert np.array_equal(near.row_upper, model.row_upper) and near.objective is model.objective
+
+
+def test_off_the_lattice_or_on_a_wide_neighbourhood_it_does_not_run():
+    compiled = compile_package(Package.from_dict(_dialogue(1000, seed=3)))
+    budget = float(round(0.1 * float(compiled.cost.sum())))
+    model = build_milp(compiled, budget, plain=True)
+    granularity = float(_core.objective_granularity(compiled.problem))
+    heard: list[tuple[int, ...]] = []
+    off = RootLp(bound=487.3636, value=487.3636, x=np.zeros(compiled.num_candidates))
+    assert search_lp_neighbourhood(model, off, [[]], granularity, stop=HighsStop(), on_store=heard.append) is None
+    # On the lattice, but nothing is fixed where the point is fractional everywhere.
+    wide = RootLp(bound=487.35, value=487.35, x=np.full(compiled.num_candidates, 0.5))
+    assert search_lp_neighbourhood(model, wide, [[]], granularity, stop=HighsStop(), on_store=heard.append) is None
+    # A narrow one runs, for stores at the lattice point under the bound only: every candidate
+    # fixed to 0 but ten, which cannot reach 487.35 (HiGHS says so at once) but reach 0.
+    x = np.zeros(compiled.num_candidates)
+    x[model.candidates[:10]] = 0.5
+    ten = {int(u) for u in model.candidates[:10]}
+    high = search_lp_neighbourhood(model, RootLp(487.35, 487.35, x), [[]], granularity, stop=HighsStop(),
+                                   on_store=heard.append)
+    assert high is not None and high.status == "infeasible" and heard == []
+    low = search_lp_neighbourhood(model, RootLp(0.0, 0.0, x), [[]], granularity, stop=HighsStop(), on_store=heard.append)
+    assert low is not None and low.status == "optimal" and low.store is not None and set(low.store) <= ten
+    assert heard and all(set(store) <= ten for store in heard)
+
+
+def test_the_target_row_keeps_exactly_the_stores_worth_that_much():
+    compiled = compile_package(Package.from_dict(_dialogue(1000, seed=3)))
+    budget = float(round(0.1 * float(compiled.cost.sum())))
+    model = build_milp(compiled, budget, plain=True)
+    best = solve_highs(model, time_limit=60)
+    assert best.status == "optimal" and best.objective is not None
+    x = np.full(compiled.num_candidates, 0.5)
+    at_opt = solve_highs(neighbourhood(model, x, [[]], at_least=best.objective - 1e-6), time_limit=60)
+    assert at_opt.status == "optimal" and at_opt.objective == pytest.approx(best.objective, rel=1e-9)
+    above = solve_highs(neighbourhood(model, x, [[]], at_least=best.objective + 0.01), time_limit=60)
+    assert above.status == "infeasible" and above.store is None
+
+
+def test_on_a_dialogue_whose_root_lp_is_opt_the_neighbourhood_holds_a_store_at_its_bound():
+    # 3,001 candidates at 10% (seed 3): the root LP with the search's cuts is 1289.6 = OPT, which
+    # the search's own heuristics reach after about 0.9 s.
+    compiled = compile_package(Package.from_dict(_dialogue(3000, seed=3)))
+    budget = float(round(0.1 * float(compiled.cost.sum())))
+    granularity = float(_core.objective_granularity(compiled.problem))
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=30.0)
+    assert lp is not None and on_lattice(lp.value, granularity)
+    # The root's store (1289.35), below the bound by five lattice steps.
+    (early,) = _core.solve(compiled.problem, [budget], node_limit=1)
+    assert not lp_bound_proves(early.value, lp.bound, granularity)
+    incumbent = [int(u) for u in early.selected]
+    race = _Race(HighsStop(), threading.Thread(), lp_bound=lp.bound)
+    stop = _core.BudgetStop()
+    outcome = search_lp_neighbourhood(build_milp(compiled, budget, plain=True), lp, [incumbent], granularity,
+                                      stop=race.stop, on_store=_held_to_lp_bound(compiled, budget, race, stop),
+                                      seconds=30.0)
+    assert outcome is not None and race.lp_proof is not None
+    store, value = race.lp_proof
+    assert len({int(compiled.group_of[u]) for u in store}) == len(store)
+    assert float(sum(float(compiled.cost[u]) for u in store)) <= budget_limit(budget)
+    assert lp_bound_proves(value, lp.bound, granularity) and stop.budget == budget  # the search was told
+    reference = solve_highs(build_milp(compiled, budget), time_limit=60)
+    assert reference.status == "optimal" and value == pytest.approx(reference.objective, rel=1e-7)
+
+
+def _dialogue(n: int, seed: int) -> dict:
+    from oracles.dialogue import dialogue_package
+
+    return dialogue_package(n, seed=seed)
+
+
+def test_the_search_publishes_its_best_store_for_the_racing_thread():
+    compiled = compile_package(Package.from_dict(_dialogue(1000, seed=3)))
+    budget = float(round(0.1 * float(compiled.cost.sum())))
+    stop = _core.BudgetStop()
+    assert stop.incumbent_of(budget) is None
+    (result,) = _core.solve(compiled.problem, [budget], node_limit=50, budget_stop=stop)
+    published = stop.incumbent_of(budget)
+    assert published is not None and published[0] == pytest.approx(result.value, rel=1e-12)
+    assert sorted(published[1]) == sorted(int(u) for u in result.selected)  # package indices
+    assert float(compiled.objective(published[1])) == pytest.approx(published[0], rel=1e-12)
+    assert stop.incumbent_of(budget + 1.0) is None
