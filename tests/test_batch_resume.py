@@ -315,14 +315,16 @@ def json_lines(data: bytes) -> list[dict]:
     return [json.loads(line) for line in data.split(b"\n") if line.strip()]
 
 
-def test_failed_members_are_not_scored_again_on_resume(tmp_path):
+def test_failed_members_are_retried_on_resume_without_a_second_error_record(tmp_path):
     path = tmp_path / "set.jsonl"
     good = json.dumps(generate_package("base", seed=1))
     path.write_text(good + "\n{broken\n")
     out = tmp_path / "out.jsonl"
     assert batch(path, "--out", out, "--budgets", "2", "--workers", "1") == 3
     before = out.read_bytes()
-    assert batch(path, "--out", out, "--budgets", "2", "--workers", "1", "--resume") == 0
+    # An error record is no budget key: the member is scored again, fails again (exit 3) and
+    # its error record is not repeated.
+    assert batch(path, "--out", out, "--budgets", "2", "--workers", "1", "--resume") == 3
     assert out.read_bytes() == before
 
 

@@ -107,6 +107,8 @@ def _report(summary: BatchSummary, out: str) -> None:
     notes = []
     if summary.skipped:
         notes.append(f"{summary.skipped} already done")
+    if summary.retried:
+        notes.append(f"{summary.retried} that had failed before retried")
     if summary.duplicates:
         notes.append(f"{summary.duplicates} repeated members scored once")
     if summary.truncated_tail:

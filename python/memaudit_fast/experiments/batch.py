@@ -7,7 +7,8 @@ the result, each batch record carries
 * ``member_digest``: the BLAKE2b-128 digest (32 hex digits) of the member's content: the bytes
   of its line (surrounding white space left out), its file or its artifact directory;
 * ``options_digest``: the digest of the options that shape records (budgets or budget
-  fractions, writers, certification, limits; not the number of workers or the backend).
+  fractions, writers, certification, limits, the estimator by its model's content digest;
+  not the number of workers or the backend).
 
 The first record of a file also carries ``options``, the options themselves, so that a refused
 resume can say what differs. The **key** of a record is (member digest, options
@@ -32,11 +33,21 @@ Guarantees
   budgets), members whose content changed are solved anew, and one that a kill cut short is
   completed. After any number of kills and resumes there is exactly one record per key.
 * A malformed or failing package yields an ``error`` record naming the cause; the batch goes
-  on, and :func:`run_batch` reports how many failed.
+  on, and :func:`run_batch` reports how many failed. An error record holds no budget key, so
+  a resumed run scores that member again (the cause may be gone: a limit raised, a file
+  fixed). If it fails again, nothing is appended (one error record per member and options)
+  and it counts as failed again; if it succeeds, its records are appended after the error
+  record, which stays: :func:`without_superseded_errors` drops such error records from what
+  a reader returns.
 * Ctrl-C (and SIGTERM, when :func:`run_batch` runs in the main thread) stops the run within a
-  second: the packages that finished are written, workers are stopped (processes killed,
-  thread solves cancelled, Ray tasks cancelled), and the summary says ``interrupted``. Worker
-  processes die with the process that started them, even when it is killed by SIGKILL.
+  second, whether it reaches this process alone or the whole process group (workers stop
+  their solve and hand in what they finished): the packages that finished are written,
+  workers are stopped (processes killed, thread solves cancelled, Ray tasks cancelled), and
+  the summary says ``interrupted``. Worker processes die with the process that started them,
+  even when it is killed by SIGKILL.
+* Worker processes send each package's records as it finishes (within about
+  :data:`~.parallel.HAND_IN_AFTER` seconds), not when their whole chunk is done, so a
+  SIGKILL loses what was being solved and what waits in input order behind it, not a chunk.
 * Output order follows input order (a bounded window of in-flight work keeps memory flat), so
   two complete runs with the same inputs and options write the same records in the same order.
   On an interruption, finished work is written as it is found.
@@ -45,6 +56,7 @@ Guarantees
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import signal
@@ -70,6 +82,7 @@ from ..results.records import (
     encode_records_with,
     error_record,
     solved_record,
+    without_superseded_errors,
 )
 from .batch_resume import (
     BatchOptions,
@@ -80,7 +93,7 @@ from .batch_resume import (
     with_options,
     write_all,
 )
-from .parallel import ProcessRunner, chunks, make_runner, worker_stop_token
+from .parallel import ProcessRunner, chunks, hand_in, make_runner, worker_stop_token
 
 __all__ = [
     "BACKENDS",
@@ -91,6 +104,7 @@ __all__ = [
     "read_done",
     "run_batch",
     "score_member",
+    "without_superseded_errors",
 ]
 
 BACKENDS = ("local", "threads", "serial", "ray")
@@ -103,11 +117,15 @@ MAX_LISTED_FAILURES = 100
 # After Ctrl-C, how long running chunks get to hand in what they finished (the solver polls
 # every 0.1 s) before the workers are stopped.
 STOP_GRACE = 0.5
+# How long the driver waits for news of the oldest chunk at a time (a chunk's end or a package
+# it finished comes at once; this only bounds the wait between checks of a failed worker).
+STREAM_WAIT = 0.1
 
 
 @dataclass
 class BatchSummary:
-    """What a run did. ``packages`` counts the packages scored and written by this run."""
+    """What a run did. ``packages`` counts the packages this run scored: all were written,
+    except a retried failure that failed again (its error record is in the file already)."""
 
     packages: int = 0
     skipped: int = 0  # already in the file (resume)
@@ -118,6 +136,7 @@ class BatchSummary:
     truncated_tail: bool = False
     interrupted: bool = False
     stale: int = 0  # members with records in the file whose content is not in the set any more
+    retried: int = 0  # members that ended in an error record before (resume) and were scored again
     failures: list[str] = field(default_factory=list)
 
 
@@ -209,7 +228,7 @@ def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions, c
             from ..evaluate.baselines import writer_scores
 
             record["writers"] = writer_scores(compiled, result.budget, options.writers, opt=result.value,
-                                              estimator=_estimator(options.estimator))
+                                              estimator=_estimator(options))
         if options.certify != "none":
             from ..solve.certify import certify
 
@@ -239,20 +258,23 @@ def _lean_records(compiled: Any, budgets: list[float], options: BatchOptions, ca
             from ..evaluate.baselines import writer_scores
 
             record["writers"] = writer_scores(compiled, float(r.budget), options.writers, opt=float(r.value),
-                                              estimator=_estimator(options.estimator))
+                                              estimator=_estimator(options))
         records.append(record)
     return records
 
 
-def _estimator(spec: str | None) -> Any:
-    """The estimator of a batch, loaded once per process."""
-    if spec is None:
+def _estimator(options: BatchOptions) -> Any:
+    """The estimator of a batch, loaded once per process from the model its options digested."""
+    spec, identity = options.estimator, options.estimator_identity
+    if spec is None or identity is None:
         return None
-    from ..evaluate.estimators import load_estimator
+    if identity not in _ESTIMATORS:
+        from ..evaluate.estimators import RidgeEstimator, load_estimator
 
-    if spec not in _ESTIMATORS:
-        _ESTIMATORS[spec] = load_estimator(spec)
-    return _ESTIMATORS[spec]
+        model = options.estimator_model
+        _ESTIMATORS[identity] = load_estimator(spec) if model is None else \
+            RidgeEstimator.from_json(json.loads(model), source=spec)
+    return _ESTIMATORS[identity]
 
 
 _ESTIMATORS: dict[str, Any] = {}
@@ -313,6 +335,7 @@ def _score_chunk(chunk: list[Task], options: BatchOptions, cancel: Any = None) -
     outcomes = []
     for task in chunk:
         outcomes.append(score_member(task, options, cancel))
+        hand_in(outcomes[-1])  # a worker process sends it to the driver before the chunk ends
         if outcomes[-1][3]:
             break
     return outcomes
@@ -484,7 +507,9 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
                 continue
             seen.add(digest)
             keys = done.keys.get(digest)
-            if digest in done.errored or (keys is not None and planned is not None and keys >= planned):
+            # An error record holds no budget key, so it does not count as done: the cause may be
+            # gone (a limit raised, a file fixed), and the member is scored again.
+            if keys is not None and planned is not None and keys >= planned:
                 summary.skipped += 1
                 tick()
                 continue
@@ -506,6 +531,15 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
                 summary.skipped += 1
                 tick()
                 continue
+            retried = digest in done.errored
+            summary.retried += retried
+            if errors and retried:
+                # Failed again: the file has this member's error record already (one record
+                # per key); the failure still counts.
+                summary.packages += 1
+                _count_failure(summary, errors)
+                tick(1)
+                continue
             if first_write[0]:
                 data = with_options(data, options)
                 first_write[0] = False
@@ -519,17 +553,21 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
             summary.packages += 1
             summary.records += count
             if errors:
-                summary.failed += 1
-                room = MAX_LISTED_FAILURES - len(summary.failures)
-                summary.failures.extend(errors[:max(0, room)])
+                _count_failure(summary, errors)
             tick(1 if errors else 0)
 
     window: deque[Any] = deque()
 
+    streams = isinstance(runner, ProcessRunner)
+
     def write_oldest() -> None:
         # The chunk stays in the window while the driver waits for it: a Ctrl-C during the
         # wait leaves it to _keep_finished, which writes what it finished (taken off first, a
-        # chunk of finished packages waiting on a slow one was lost).
+        # chunk of finished packages waiting on a slow one was lost). Worker processes hand
+        # in each package as it finishes: written at once, not when the whole chunk is done.
+        if streams:
+            while not runner.finished(window[0]):
+                write(runner.take(window[0], STREAM_WAIT))
         outcomes = runner.result(window[0])
         window.popleft()
         write(outcomes)
@@ -537,6 +575,8 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
     try:
         for chunk in chunks(pending(), size):
             window.append(runner.submit(chunk))
+            if streams:
+                write(runner.take(window[0], 0))  # while reading a slow input, too
             # A full window waits for its oldest chunk; finished ones are written at once (a
             # chunk the driver scored itself, say, while Ray starts).
             while window and (len(window) >= runner.depth or runner.finished(window[0])):
@@ -545,24 +585,38 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
             write_oldest()
     except (KeyboardInterrupt, _Stop):
         summary.interrupted = True
-        _keep_finished(runner, window, write)
+        _keep_finished(runner, window, write, streams)
     except BaseException:
         runner.stop()  # an internal failure: no worker goes on solving for nobody
         raise
     summary.stale = len(done.members - seen)
 
 
-def _keep_finished(runner: Any, window: deque[Any], write: Callable[[list[Outcome]], None]) -> None:
+def _count_failure(summary: BatchSummary, errors: list[str]) -> None:
+    summary.failed += 1
+    room = MAX_LISTED_FAILURES - len(summary.failures)
+    summary.failures.extend(errors[:max(0, room)])
+
+
+def _keep_finished(runner: Any, window: deque[Any], write: Callable[[list[Outcome]], None],
+                   streams: bool = False) -> None:
     """After an interruption: stop running work early, write what finished, end the rest."""
-    ignore = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if ignore else None
+    held = {}
+    if threading.current_thread() is threading.main_thread():
+        # A second Ctrl-C, or a SIGTERM that came to the group after the first reached this
+        # process, must not cut the writing of what finished short.
+        held[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if signal.getsignal(signal.SIGTERM) is _raise_interrupt:
+            held[signal.SIGTERM] = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         runner.interrupt()
         deadline = time.monotonic() + STOP_GRACE
         for handle in window:
             if runner.wait(handle, max(0.0, deadline - time.monotonic())):
                 write([o for o in runner.result(handle) if not o[3]])
+            elif streams:  # still running: what it handed in so far
+                write([o for o in runner.take(handle, 0) if not o[3]])
         runner.stop()
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        for signum, previous in held.items():
+            signal.signal(signum, previous)

@@ -10,6 +10,7 @@ resume, checked whole before anything in it changes.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ import orjson
 
 from ..errors import MemauditError, PackageError, UsageError
 from ..model.compiled import check_budgets
+from ..model.jsonio import loads_strict, read_text
 from ..model.outputs import same_file
 from ..results.records import ResultsFile, encode_records, parse_results, plain_number
 
@@ -55,6 +57,12 @@ class BatchOptions:
     node_limit: int | None = None
     estimator: str | None = None  # model path or "embed", for the estimated writers
     group_capacity: int | None = None  # overrides objective.group_capacity
+    # How the options name the estimator: ``sha256:`` and the digest of a model file's canonical
+    # JSON, so that the same model under any path is one estimator and a changed file is not.
+    # Derived from ``estimator``; given only for options read back from a results file.
+    estimator_identity: str | None = None
+    # The model as digested: workers load these bytes, not the file, which may change mid-run.
+    estimator_model: bytes | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.budgets is not None and self.budget_fracs is not None:
@@ -86,6 +94,13 @@ class BatchOptions:
             raise UsageError(f"node limit must be an integer >= 0, got {self.node_limit!r}")
         if self.group_capacity is not None and (type(self.group_capacity) is not int or self.group_capacity < 1):
             raise UsageError(f"--group-capacity must be an integer >= 1, got {self.group_capacity!r}")
+        if self.estimator is not None and self.estimator_identity is None:
+            if is_embedding_estimator(self.estimator):
+                object.__setattr__(self, "estimator_identity", self.estimator)
+            else:
+                identity, model = estimator_model(self.estimator)
+                object.__setattr__(self, "estimator_identity", identity)
+                object.__setattr__(self, "estimator_model", model)
 
     def identity(self) -> dict[str, Any]:
         """The options that shape records, in a form that does not depend on their order."""
@@ -96,7 +111,7 @@ class BatchOptions:
             "certify": self.certify,
             "time_limit": self.time_limit,
             "node_limit": self.node_limit,
-            "estimator": self.estimator,
+            "estimator": self.estimator_identity,
             "group_capacity": self.group_capacity,
             "member_digest": DIGEST_SCHEME,
         }
@@ -119,6 +134,33 @@ class BatchOptions:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(value)
         return float(value)
+
+
+def is_embedding_estimator(spec: str) -> bool:
+    return spec == "embed" or spec.startswith("embed:")
+
+
+def estimator_model(spec: str) -> tuple[str, bytes]:
+    """(identity, canonical JSON) of the ridge model file ``spec``; a UsageError, before any
+    work, when it is missing or not a model."""
+    from ..evaluate.estimators import MODEL_FORMAT, RidgeEstimator
+
+    fix = "give the model file that memaudit train-estimator SET --out MODEL.json wrote, or --estimator embed"
+    path = Path(spec)
+    if not path.is_file():
+        what = "is not a regular file" if path.exists() else "no such file"
+        raise UsageError(f"--estimator {spec}: {what}; {fix}")
+    try:
+        data = loads_strict(read_text(path), source=spec)
+        RidgeEstimator.from_json(data, source=spec)
+    except PackageError as exc:
+        raise UsageError(f"--estimator {spec}: cannot be loaded as a {MODEL_FORMAT} model: {exc.detail}; "
+                         f"{fix}") from None
+    except OSError as exc:
+        raise UsageError(f"--estimator {spec}: cannot be read: {exc.strerror or exc}; {fix}") from None
+    # Canonical JSON: the model, not its spelling (indentation, key order) is what is keyed.
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return "sha256:" + hashlib.sha256(canonical).hexdigest(), canonical
 
 
 # Resume ---------------------------------------------------------------------------------------
@@ -184,6 +226,14 @@ def _show(value: Any) -> str:
     return str(value)
 
 
+def _difference(name: str, theirs: Any, now: Any) -> str:
+    if name == "estimator" and isinstance(theirs, str) and isinstance(now, str) \
+            and now.startswith("sha256:") and not is_embedding_estimator(theirs):
+        return (f"the estimator model differs ({_show(theirs)} in the file, {now} now: --estimator names a "
+                "model whose content is not the one the file was scored with)")
+    return f"{name} {_show(theirs)} in the file, {_show(now)} now"
+
+
 def _options_difference(source: str, options: BatchOptions, found: dict[str, Any], other: dict[str, int]) -> str:
     now = options.identity()
     parts = []
@@ -193,8 +243,7 @@ def _options_difference(source: str, options: BatchOptions, found: dict[str, Any
             parts.append(f"the records from line {line} on were made with other options (digest {digest}, "
                          f"now {options.digest}); no record says which")
             continue
-        diffs = [f"{name} {_show(theirs.get(name))} in the file, {_show(now[name])} now"
-                 for name in now if theirs.get(name) != now[name]]
+        diffs = [_difference(name, theirs.get(name), now[name]) for name in now if theirs.get(name) != now[name]]
         parts.append("; ".join(diffs) or f"options digest {digest} in the file, {options.digest} now")
     if all(found.get(d, {}).get("member_digest") != DIGEST_SCHEME for d in other) \
             and all(isinstance(found.get(d), dict) for d in other) \
@@ -236,7 +285,8 @@ def _options_of_first_record(parsed: ResultsFile) -> BatchOptions:
                     budget_fracs=None if found.get("budget_fracs") is None else tuple(found["budget_fracs"]),
                     writers=tuple(found.get("writers") or ()), certify=found.get("certify", "none"),
                     time_limit=found.get("time_limit"), node_limit=found.get("node_limit"),
-                    estimator=found.get("estimator"), group_capacity=found.get("group_capacity"),
+                    # The recorded estimator is its identity (a model's digest): no file to load.
+                    estimator_identity=found.get("estimator"), group_capacity=found.get("group_capacity"),
                 )
             except (MemauditError, TypeError, ValueError):
                 raise PackageError("the recorded options are malformed", source=source, record=f"line {number}",
@@ -329,8 +379,7 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
         done = Done()
         keep: int | None = None
         if resume:
-            size = os.fstat(fd).st_size
-            data = os.pread(fd, size, 0) if size else b""
+            data = _read_whole(fd)
             try:
                 parsed = parse_results(data, str(out))
             except PackageError as exc:
@@ -348,6 +397,19 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
         Output(out, fd, Done(), not existed, None).abandon()
         raise
     return Output(out, fd, done, not existed, keep)
+
+
+def _read_whole(fd: int) -> bytes:
+    """The file's content, read to its end: st_size is 0 for files that are made as they are
+    read (/proc), and such content must be checked too, not taken for an empty file."""
+    parts: list[bytes] = []
+    offset = 0
+    while True:
+        part = os.pread(fd, max(1 << 20, os.fstat(fd).st_size - offset), offset)
+        if not part:
+            return b"".join(parts)
+        parts.append(part)
+        offset += len(part)
 
 
 def write_all(fd: int, data: bytes) -> None:

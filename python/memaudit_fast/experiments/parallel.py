@@ -18,7 +18,8 @@ workers
   so no orphan keeps solving after a killed run;
 * ignore SIGINT: Ctrl-C in a terminal reaches the whole process group, and it is the parent
   that decides what to keep and then stops the workers (:func:`kill_pool`);
-* stop their current work early on SIGUSR1: it sets :func:`worker_stop_token`, the
+* stop their current work early on SIGUSR1, and on SIGTERM (sent to the whole group by
+  ``timeout``, systemd or ``docker stop``): it sets :func:`worker_stop_token`, the
   CancelToken that work running in a worker passes to its solves, so that a chunk returns
   what it finished before the interruption instead of being lost.
 """
@@ -45,6 +46,10 @@ from .ray_reaper import RayReaper
 _PR_SET_PDEATHSIG = 1  # from <sys/prctl.h>
 _STOP_SIGNAL = getattr(signal, "SIGUSR1", None)
 _stop_token: Any = None  # in a worker process: the CancelToken that SIGUSR1 sets
+_outbox: _Outbox | None = None  # in a worker of a ProcessRunner: where finished outcomes go
+# A finished outcome waits at most about this long in a worker before it is sent to the parent
+# (results of quick chunks go in one message with the chunk's end, as before).
+HAND_IN_AFTER = 0.2
 
 
 def worker_stop_token() -> Any:
@@ -70,6 +75,11 @@ def _die_with_parent(parent: int | None) -> None:
 
         _stop_token = CancelToken()
         signal.signal(_STOP_SIGNAL, _on_stop)
+        # SIGTERM sent to the whole process group (timeout, systemd, docker stop) reaches the
+        # workers too: stop like on SIGUSR1 and hand in what finished, and let the parent decide
+        # the rest. A forked worker would otherwise run the parent's handler (a traceback, and
+        # the chunk's finished packages lost) or die at once.
+        signal.signal(signal.SIGTERM, _on_stop)
     armed = False
     if sys.platform.startswith("linux"):
         try:
@@ -90,6 +100,83 @@ def _die_with_parent(parent: int | None) -> None:
         threading.Thread(target=watch, name="memaudit-parent-watch", daemon=True).start()
 
 
+class _Outbox:
+    """In a worker: the outcomes of the chunk at work, sent to the parent through a pipe as they
+    finish, so that a slow package does not hold back its chunk-mates that finished before it.
+
+    The chunk's function hands each outcome in (:func:`hand_in`); a thread of the worker sends
+    those that waited :data:`HAND_IN_AFTER` seconds (solves release the GIL), and the chunk's end
+    sends the rest. Messages are ``(tag, outcomes, last)``, in order for each chunk.
+    """
+
+    def __init__(self, writer: Any, send_lock: Any) -> None:
+        self.writer, self.send_lock = writer, send_lock
+        self.lock = threading.Lock()
+        self.tag: int | None = None
+        self.items: list[Any] = []
+        self.sent = 0  # outcomes of this chunk sent before its end
+        self.since = 0.0
+
+    def begin(self, tag: int) -> None:
+        with self.lock:
+            self.tag, self.items, self.sent = tag, [], 0
+
+    def add(self, item: Any) -> None:
+        with self.lock:
+            if self.tag is None:
+                return
+            if not self.items:
+                self.since = time.monotonic()
+            self.items.append(item)
+
+    def send_waiting(self) -> None:
+        with self.lock:
+            if self.tag is not None and self.items and time.monotonic() - self.since >= HAND_IN_AFTER:
+                self._send(self.tag, self.items[:], False)
+                self.sent += len(self.items)
+                self.items.clear()
+
+    def end(self, outcomes: list[Any]) -> None:
+        """Send what ``outcomes`` (all the chunk's, in order) holds beyond what was sent."""
+        with self.lock:
+            tag, self.tag = self.tag, None
+            self._send(tag, outcomes[self.sent:], True)
+            self.items = []
+
+    def _send(self, tag: int | None, items: list[Any], last: bool) -> None:
+        with self.send_lock:  # one message at a time in the pipe that all workers share
+            self.writer.send((tag, items, last))
+
+    def run(self) -> None:
+        tick = threading.Event()
+        while not tick.wait(HAND_IN_AFTER / 2):
+            self.send_waiting()
+
+
+def hand_in(outcome: Any) -> None:
+    """Called by a chunk's function for each finished outcome: in a worker of a
+    :class:`ProcessRunner`, the parent gets it within about :data:`HAND_IN_AFTER` seconds,
+    before the chunk ends. Elsewhere nothing happens (the chunk's result carries it)."""
+    if _outbox is not None:
+        _outbox.add(outcome)
+
+
+def _streaming_worker(parent: int | None, writer: Any, send_lock: Any) -> None:
+    """Initializer of a :class:`ProcessRunner`'s workers."""
+    global _outbox
+    _die_with_parent(parent)
+    _outbox = _Outbox(writer, send_lock)
+    threading.Thread(target=_outbox.run, name="memaudit-hand-in", daemon=True).start()
+
+
+def _in_outbox(tag: int, fn: Callable[..., Any], chunk: list[Any], *args: Any) -> None:
+    """Score ``chunk`` in a worker; its outcomes go to the parent through the outbox."""
+    assert _outbox is not None
+    _outbox.begin(tag)
+    outcomes = fn(chunk, *args)  # on an exception the future carries it, and the run stops
+    _outbox.end(outcomes)
+
+
 def _start_method() -> str:
     # fork starts workers in milliseconds with the extension already loaded; from Python
     # 3.12 on, forking a process that runs threads is deprecated, so forkserver is used there.
@@ -99,12 +186,21 @@ def _start_method() -> str:
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
-def process_pool(workers: int) -> ProcessPoolExecutor:
-    """A process pool whose workers die with this process and ignore Ctrl-C."""
+def process_pool(workers: int, outbox: tuple[Any, Any] | None = None) -> ProcessPoolExecutor:
+    """A process pool whose workers die with this process and ignore Ctrl-C; with ``outbox``
+    (the writing end of a pipe and a lock of :func:`pool_context`), they stream outcomes."""
     method = _start_method()
     parent = os.getpid() if method != "forkserver" else None
+    if outbox is not None:
+        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
+                                   initializer=_streaming_worker, initargs=(parent, *outbox))
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
                                initializer=_die_with_parent, initargs=(parent,))
+
+
+def pool_context() -> Any:
+    """The multiprocessing context of :func:`process_pool`'s workers."""
+    return multiprocessing.get_context(_start_method())
 
 
 def kill_pool(pool: ProcessPoolExecutor) -> None:
@@ -199,18 +295,130 @@ class ThreadRunner:
         self.pool.shutdown(wait=True)
 
 
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held off in the main thread while the body runs, then raised again:
+    a KeyboardInterrupt between the two reads of a pipe message would leave the pipe in the
+    middle of one (the outcomes in it lost to the run, solved again on resume)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def defer(signum: int, frame: Any) -> None:
+        caught.append(signum)
+
+    previous = {held: signal.signal(held, defer) for held in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for held, handler in previous.items():
+            signal.signal(held, handler if handler is not None else signal.SIG_DFL)
+        for signum in caught:
+            signal.raise_signal(signum)  # now handled as it would have been
+
+
+class _Chunk:
+    """A chunk sent to a worker: its future (which carries an exception, if any), the outcomes
+    received so far and not yet taken, and whether the last of them came in."""
+
+    __slots__ = ("complete", "future", "outcomes")
+
+    def __init__(self, future: Future[Any]) -> None:
+        self.future = future
+        self.outcomes: list[Any] = []
+        self.complete = False
+
+
 class ProcessRunner(ThreadRunner):
-    """Chunks scored by worker processes that die with this one (:func:`process_pool`)."""
+    """Chunks scored by worker processes that die with this one (:func:`process_pool`).
+
+    Outcomes come back through one pipe as they finish (:func:`hand_in`), not only when the
+    whole chunk is done: :meth:`take` gives those of a chunk in progress, so that a package
+    that finished is written within about :data:`HAND_IN_AFTER` seconds even when a slow
+    chunk-mate keeps the chunk going (a run killed by SIGKILL loses only what was running).
+    """
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], workers: int) -> None:
         self.fn, self.args = fn, args
         # Results are taken in order: with a deeper window, a slow chunk at the head does not
         # leave the other workers idle.
         self.depth = 4 * workers
-        self.pool = process_pool(workers)
+        context = pool_context()
+        self.inbox, writer = context.Pipe(duplex=False)
+        self.pool = process_pool(workers, outbox=(writer, context.Lock()))
+        self.writer = writer  # kept open: workers started later inherit it
+        self.chunks: dict[int, _Chunk] = {}
+        self.next_tag = 0
+        self.torn = False  # a signal cut a message short: the pipe cannot be read any more
 
-    def submit(self, chunk: list[Any]) -> Future[Any]:
-        return self.pool.submit(self.fn, chunk, *self.args)  # type: ignore[no-any-return]
+    def submit(self, chunk: list[Any]) -> _Chunk:  # type: ignore[override]
+        tag, self.next_tag = self.next_tag, self.next_tag + 1
+        handle = _Chunk(self.pool.submit(_in_outbox, tag, self.fn, chunk, *self.args))
+        self.chunks[tag] = handle
+        return handle
+
+    def _receive(self, timeout: float) -> None:
+        """Sort what the workers sent into their chunks, waiting up to ``timeout`` for a message."""
+        if self.torn or not self.inbox.poll(timeout):
+            return
+        while True:
+            # Ctrl-C and SIGTERM wait until the message is read and sorted (then raised).
+            with _signals_deferred():
+                try:
+                    tag, outcomes, last = self.inbox.recv()
+                except BaseException:
+                    # A pipe that failed in the middle of a message: what follows in it is not
+                    # at a message's start. The chunks then end without it.
+                    self.torn = True
+                    raise
+                handle = self.chunks[tag]
+                handle.outcomes.extend(outcomes)
+                if last:
+                    handle.complete = True
+                    del self.chunks[tag]
+            if not self.inbox.poll(0):
+                return
+
+    def _failed(self, handle: _Chunk) -> bool:
+        # A chunk whose function raised (or whose worker died) ends with an exception and sends
+        # no last message: every message it sent came before, so it is in the pipe by now.
+        if handle.complete or not handle.future.done():
+            return False
+        self._receive(0)
+        return not handle.complete
+
+    def take(self, handle: _Chunk, timeout: float) -> list[Any]:
+        """The outcomes of ``handle`` received and not taken yet, waiting up to ``timeout``
+        seconds for a message when there are none."""
+        if not handle.outcomes and not handle.complete:
+            self._receive(timeout)
+        outcomes, handle.outcomes = handle.outcomes, []
+        return outcomes
+
+    def result(self, handle: _Chunk) -> Any:  # type: ignore[override]
+        """What the chunk finished that was not taken yet, once it is done."""
+        while not handle.complete:
+            if self._failed(handle):
+                return handle.future.result()  # raises the worker's exception
+            if self.torn:
+                raise KeyboardInterrupt  # only after an interruption; the run is stopping
+            self._receive(0.1)
+        return self.take(handle, 0)
+
+    def finished(self, handle: _Chunk) -> bool:  # type: ignore[override]
+        if not handle.complete:
+            self._receive(0)
+        return handle.complete or self._failed(handle)
+
+    def wait(self, handle: _Chunk, timeout: float) -> bool:  # type: ignore[override]
+        deadline = time.monotonic() + timeout
+        while not handle.complete:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.torn or self._failed(handle):
+                return False
+            self._receive(min(remaining, 0.1))
+        return True
 
     def interrupt(self) -> None:
         if _STOP_SIGNAL is None:
@@ -223,6 +431,15 @@ class ProcessRunner(ThreadRunner):
 
     def stop(self) -> None:
         kill_pool(self.pool)
+        self._close_pipe()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+        self._close_pipe()
+
+    def _close_pipe(self) -> None:
+        self.inbox.close()
+        self.writer.close()
 
 
 class _InDriver:

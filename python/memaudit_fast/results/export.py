@@ -120,7 +120,7 @@ def export_results(results: str | Path, out: str | Path, *, fmt: str | None = No
     if str(out) != "-":
         inputs = () if str(results) == "-" else (Path(results),)
         check_output_path(Path(out), inputs=inputs, overwrite=overwrite)
-    table = build_table(read_records(results), layout=layout)
+    table = build_table(records.without_superseded_errors(read_records(results)), layout=layout)
     write_table(table, out, kind)
     return int(table.num_rows)
 

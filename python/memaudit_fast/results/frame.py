@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import UsageError
 from .export import read_records
+from .records import without_superseded_errors
 from .table import COLUMNS, LAYOUTS, SCHEMA, _pyarrow, build_table
 
 __all__ = ["COLUMNS", "LAYOUTS", "SCHEMA", "read_results", "results_to_frame", "results_to_table",
@@ -23,7 +24,8 @@ __all__ = ["COLUMNS", "LAYOUTS", "SCHEMA", "read_results", "results_to_frame", "
 
 def _as_records(results: Any) -> list[dict[str, Any]]:
     if isinstance(results, (str, Path)):
-        return read_records(results)
+        # A batch's error record that a resumed run's success superseded is not a failure.
+        return without_superseded_errors(read_records(results))
     records = []
     for k, item in enumerate(results):
         if hasattr(item, "to_record"):

@@ -185,6 +185,22 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     return records
 
 
+def without_superseded_errors(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` without the error records that a later success superseded.
+
+    A resumed batch scores a failed member again and appends its records; the error record
+    stays in the file (records are only appended). Counting failures or packages over the
+    file's records would count that member twice: this drops every error record whose
+    (member digest, options digest) also has a record that is not an error. Other records
+    are kept, in order. The tables of :mod:`.frame` and :mod:`.export` read files through it.
+    """
+    records = list(records)
+    scored = {(r.get("member_digest"), r.get("options_digest")) for r in records
+              if r.get("status") != "error" and r.get("member_digest") is not None}
+    return [r for r in records
+            if r.get("status") != "error" or (r.get("member_digest"), r.get("options_digest")) not in scored]
+
+
 def _refuse_whole_document(text: str, label: str) -> None:
     """A first line that is not JSON may open a pretty-printed document (a package, say): say
     what the whole text is when it parses, rather than blaming its first line."""
