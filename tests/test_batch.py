@@ -222,7 +222,7 @@ def test_a_run_starts_its_own_ray_even_where_another_ray_is_the_default(tmp_path
     # run stopped with exit 2 once its first chunks were scored.
     ray = pytest.importorskip("ray")
     from memaudit_fast.experiments.batch import _score_chunk, _was_interrupted
-    from memaudit_fast.experiments.parallel import RayRunner
+    from memaudit_fast.experiments.ray_runner import RayRunner
 
     monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
     runner = RayRunner(_score_chunk, (BatchOptions(budgets=(2, 4)),), 2, None, _was_interrupted)
@@ -246,7 +246,7 @@ def test_a_local_ray_starts_without_the_services_a_run_has_no_use_for():
     ray = pytest.importorskip("ray")
     from ray._private import ray_constants
 
-    from memaudit_fast.experiments.parallel import RayRunner, _loaded
+    from memaudit_fast.experiments.ray_runner import RayRunner, _loaded
 
     params, api_server = ray._private.parameter.RayParams, ray._private.services.start_api_server
     runner = RayRunner(_loaded, (), workers=1, address=None)
@@ -271,7 +271,7 @@ def test_a_local_ray_starts_without_the_services_a_run_has_no_use_for():
 
 def test_a_local_ray_scores_in_the_driver_until_it_is_up_then_on_its_workers():
     ray = pytest.importorskip("ray")
-    from memaudit_fast.experiments.parallel import RayRunner, _loaded
+    from memaudit_fast.experiments.ray_runner import RayRunner, _loaded
 
     assert not ray.is_initialized()
     # _loaded returns the pid of the process that ran it.

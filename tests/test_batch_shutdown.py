@@ -182,7 +182,7 @@ def test_workers_die_when_the_batch_is_killed(tmp_path):
 
 
 # Seconds within which a killed Ray batch's processes must be gone. Without the reaper
-# (experiments/parallel.py) the raylet's agents outlive it by about a minute.
+# (experiments/ray_runner.py) the raylet's agents outlive it by about a minute.
 REAP = 20
 
 
@@ -303,7 +303,7 @@ def test_a_slow_package_in_the_driver_goes_to_ray_once_it_is_up(tmp_path):
     import ray
 
     from memaudit_fast.experiments.batch import _score_chunk, _was_interrupted
-    from memaudit_fast.experiments.parallel import RayRunner, _InDriver
+    from memaudit_fast.experiments.ray_runner import RayRunner, _InDriver
     from memaudit_fast.model.sets import iter_raw_members
 
     assert not ray.is_initialized()

@@ -59,14 +59,15 @@ def test_work_that_raises_is_not_reported_done() -> None:
 def test_a_quiet_batch_does_not_count_its_set(tmp_path, monkeypatch) -> None:
     # Counting a set is for the display's total: a quiet run reads its set once.
     import memaudit_fast.experiments.batch as batch_module
+    from memaudit_fast.experiments import batch_count
     from memaudit_fast.model.sets import write_package_set
     from memaudit_fast.suites.small import generate_package
 
     path = tmp_path / "set.jsonl"
     write_package_set([generate_package("base", seed=s) for s in range(3)], path)
     counted: list[object] = []
-    real = batch_module._count_members
-    monkeypatch.setattr(batch_module, "_count_members", lambda *a, **k: counted.append(a) or real(*a, **k))
+    real = batch_count._count_members
+    monkeypatch.setattr(batch_count, "_count_members", lambda *a, **k: counted.append(a) or real(*a, **k))
     options = batch_module.BatchOptions(budgets=(2.0,))
     with Progress("batch", unit="package", quiet=True) as quiet:
         batch_module.run_batch([path], tmp_path / "q.jsonl", options, workers=1, progress=quiet)

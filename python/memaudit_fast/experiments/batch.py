@@ -64,7 +64,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,6 +84,7 @@ from ..results.records import (
     solved_record,
     without_superseded_errors,
 )
+from .batch_count import Counter
 from .batch_resume import (
     BatchOptions,
     Output,
@@ -354,39 +355,6 @@ def _own_file(output: Output) -> frozenset[tuple[int, int]]:
     return frozenset({(st.st_dev, st.st_ino)})
 
 
-def _count_members(paths: list[Path], skip: Collection[tuple[int, int]] = ()) -> int | None:
-    count = 0
-    for path in paths:
-        if str(path) == STDIN:
-            return None  # a stream is counted only by reading it, which is the work's to do
-        if path.name.endswith((".jsonl", ".jsonl.gz")) and path.is_file():
-            import gzip
-
-            opener: Callable[..., Any] = gzip.open if path.name.endswith(".gz") else open
-            with opener(path, "rb") as handle:
-                count += sum(1 for line in handle if line.strip())
-        elif path.is_dir():
-            count += sum(1 for _ in iter_raw_members([path], skip=skip))
-        else:
-            count += 1
-    return count
-
-
-class _Counter(threading.Thread):
-    """Counts the members of the sets in the background; the total shows once known."""
-
-    def __init__(self, paths: list[Path], skip: Collection[tuple[int, int]] = ()) -> None:
-        super().__init__(name="memaudit-batch-count", daemon=True)
-        self.paths, self.skip = paths, skip
-        self.total: int | None = None
-
-    def run(self) -> None:
-        try:
-            self.total = _count_members(self.paths, self.skip)
-        except Exception:  # noqa: BLE001 - a display aid; the batch reports its own errors
-            self.total = None
-
-
 class _Stop(BaseException):
     """A worker's solve was interrupted: stop the run like Ctrl-C."""
 
@@ -455,7 +423,7 @@ def run_batch(
     # The total is counted in the background for the display only: not when nothing shows.
     shown = progress is not None and getattr(progress, "shown", True)  # any object with update() may report
     own = _own_file(output)  # the results file, when it sits in a set directory read here
-    counter = _Counter(input_paths, own) if shown else None
+    counter = Counter(input_paths, own) if shown else None
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt) if own_term else None
     try:
         output.start()
@@ -473,7 +441,7 @@ def run_batch(
 
 
 def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summary: BatchSummary,
-           progress: Progress | None, counter: _Counter | None, runner: Any, size: int,
+           progress: Progress | None, counter: Counter | None, runner: Any, size: int,
            own: frozenset[tuple[int, int]]) -> None:
     done = output.done
     seen: set[str] = set()
