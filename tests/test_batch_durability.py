@@ -276,3 +276,35 @@ def test_a_process_runner_hands_in_outcomes_before_the_chunk_ends_once_each_in_o
         assert runner.result(quick) == [0.0, 0.0]
     finally:
         runner.stop()
+
+
+def test_default_chunks_start_small_and_double_so_a_small_set_keeps_every_worker_busy():
+    from memaudit_fast.experiments.parallel import chunks
+
+    assert [len(c) for c in chunks(iter(range(14)), 32)] == [14]  # one worker would get it all
+    assert [len(c) for c in chunks(iter(range(14)), 32, first=1)] == [1, 2, 4, 7]
+    assert [len(c) for c in chunks(iter(range(200)), 32, first=1)] == [1, 2, 4, 8, 16, 32, 32, 32, 32, 32, 9]
+    assert [len(c) for c in chunks(iter(range(5)), 1, first=1)] == [1] * 5
+    assert list(chunks(iter(range(6)), 4, first=1)) == [[0], [1, 2], [3, 4, 5]]
+
+
+def test_the_batch_ramps_its_default_chunks_and_keeps_a_chosen_size(tmp_path, small_set, monkeypatch):
+    from memaudit_fast.experiments import batch as batch_module
+    from memaudit_fast.experiments.parallel import chunks
+
+    sizes: list[list[int]] = []
+
+    def recorded(items, size, first=None):
+        sizes.append([])
+        for chunk in chunks(items, size, first):
+            sizes[-1].append(len(chunk))
+            yield chunk
+
+    monkeypatch.setattr(batch_module, "chunks", recorded)
+    options = BatchOptions(budgets=(2.0,))
+    batch_module.run_batch([small_set], tmp_path / "a.jsonl", options, workers=2, backend="threads")
+    batch_module.run_batch([small_set], tmp_path / "b.jsonl", options, workers=2, backend="threads", chunk_size=4)
+    assert sizes == [[1, 2, 1], [4]]
+    # The same records in the same order either way.
+    assert [r["member_digest"] for r in read(tmp_path / "a.jsonl")] == \
+        [r["member_digest"] for r in read(tmp_path / "b.jsonl")]

@@ -429,7 +429,8 @@ def run_batch(
         output.start()
         if counter is not None:
             counter.start()
-        _drive(input_paths, output, options, summary, progress, counter, runner, size, own)
+        _drive(input_paths, output, options, summary, progress, counter, runner, size, own,
+               ramp=chunk_size is None)
         os.fsync(output.fd)
     finally:
         runner.close()
@@ -442,7 +443,7 @@ def run_batch(
 
 def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summary: BatchSummary,
            progress: Progress | None, counter: Counter | None, runner: Any, size: int,
-           own: frozenset[tuple[int, int]]) -> None:
+           own: frozenset[tuple[int, int]], ramp: bool = False) -> None:
     done = output.done
     seen: set[str] = set()
     planned = options.planned_keys()
@@ -541,7 +542,8 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
         write(outcomes)
 
     try:
-        for chunk in chunks(pending(), size):
+        # Chunks of the default size start small and double (a size the user chose is kept).
+        for chunk in chunks(pending(), size, first=1 if ramp else None):
             window.append(runner.submit(chunk))
             if streams:
                 write(runner.take(window[0], 0))  # while reading a slow input, too

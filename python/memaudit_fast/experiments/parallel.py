@@ -454,13 +454,18 @@ def make_runner(backend: str, fn: Callable[..., Any], args: tuple[Any, ...], wor
     return ProcessRunner(fn, args, workers)
 
 
-def chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
-    """Consecutive lists of ``size`` items (the last may be shorter)."""
+def chunks(items: Iterator[Any], size: int, first: int | None = None) -> Iterator[list[Any]]:
+    """Consecutive lists of ``size`` items (the last may be shorter); with ``first``, the
+    first list holds that many and each next one twice as many, up to ``size``: a set smaller
+    than a few chunks then keeps every worker busy from the start (14 packages in chunks of 32
+    left one of two workers idle)."""
     chunk: list[Any] = []
+    target = size if first is None else max(1, min(first, size))
     for item in items:
         chunk.append(item)
-        if len(chunk) >= size:
+        if len(chunk) >= target:
             yield chunk
             chunk = []
+            target = min(size, 2 * target)
     if chunk:
         yield chunk
