@@ -12,7 +12,6 @@ import threading
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from memaudit_fast.cli.main import main
@@ -24,6 +23,8 @@ from memaudit_fast.model.package import Package
 from memaudit_fast.model.sets import write_package_set
 from memaudit_fast.results.frame import read_results
 from memaudit_fast.suites.small import generate_package
+from oracles.batch_runs import HANG, wait_for_lines
+from oracles.packages import EASY, easy_then_hard
 
 
 def read(path: Path) -> list[dict]:
@@ -171,25 +172,6 @@ def test_resume_on_a_proc_file_reads_its_content_and_refuses_it(tmp_path, small_
 # The hard packages are subset-sum knapsacks (even costs, odd budget, value = cost): the bound
 # never meets the incumbent, so they run until their 600 s limit unless stopped. A run that does
 # not do what it should hits the generous timeouts below; no assertion measures speed.
-EASY = 4
-HANG = 60
-
-
-def subset_sum(seed: int, n: int = 60) -> dict:
-    rng = np.random.default_rng(seed)
-    costs = [int(c) for c in 2 * rng.integers(10**6, 10**7, size=n)]
-    return {
-        "format": "memaudit.package/1", "package_id": f"subset-sum/{seed}",
-        "units": [{"unit_id": f"u{i}", "weight": float(c)} for i, c in enumerate(costs)],
-        "candidates": [{"candidate_id": f"c{i}", "cost": c, "coverage": {f"u{i}": 1.0}} for i, c in enumerate(costs)],
-        "budgets": [sum(costs) // 2 + 1],
-    }
-
-
-def easy_then_hard(path: Path) -> Path:
-    easy = [dict(generate_package("base", seed=k), budgets=[2, 4]) for k in range(EASY)]
-    write_package_set(easy + [subset_sum(0), subset_sum(1)], path)
-    return path
 
 
 @pytest.fixture
@@ -209,16 +191,6 @@ def start():
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-
-
-def wait_for_lines(out: Path, count: int, proc: subprocess.Popen) -> None:
-    tick = threading.Event()
-    for _ in range(HANG * 100):
-        if out.exists() and out.read_bytes().count(b"\n") >= count:
-            return
-        assert proc.poll() is None, "the batch ended before it reached the hard packages"
-        tick.wait(0.01)
-    raise AssertionError(f"{out} did not get {count} records")
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="process groups and SIGUSR1 as on Linux")

@@ -18,35 +18,16 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from memaudit_fast.experiments.batch import BatchOptions, run_batch
 from memaudit_fast.model.sets import write_package_set
 from memaudit_fast.suites.small import generate_package
+from oracles.batch_runs import HANG, wait_for_lines
+from oracles.packages import EASY, easy_then_hard, subset_sum
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="process checks read /proc")
 
-EASY = 4
-HANG = 60  # seconds: far more than any of these runs needs when it stops as it should
-
-
-def subset_sum(seed: int, n: int = 60) -> dict:
-    rng = np.random.default_rng(seed)
-    costs = [int(c) for c in 2 * rng.integers(10**6, 10**7, size=n)]
-    return {
-        "format": "memaudit.package/1", "package_id": f"subset-sum/{seed}",
-        "units": [{"unit_id": f"u{i}", "weight": float(c)} for i, c in enumerate(costs)],
-        "candidates": [{"candidate_id": f"c{i}", "cost": c, "coverage": {f"u{i}": 1.0}} for i, c in enumerate(costs)],
-        "budgets": [sum(costs) // 2 + 1],
-    }
-
-
-def mixed_set(path: Path, hard: int = 2) -> Path:
-    """EASY packages at budget 2 and 4, then ``hard`` subset-sum packages at their own budget."""
-    easy = [dict(generate_package("base", seed=k), budgets=[2, 4]) for k in range(EASY)]
-    write_package_set(easy + [subset_sum(k) for k in range(hard)], path)
-    return path
 
 
 def command(set_path: Path, out: Path, *extra: str) -> list[str]:
@@ -74,17 +55,6 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
-
-
-def wait_for_lines(out: Path, count: int, proc: subprocess.Popen) -> None:
-    """Poll until ``out`` holds ``count`` lines (the easy packages are written)."""
-    tick = threading.Event()
-    for _ in range(HANG * 100):
-        if out.exists() and out.read_bytes().count(b"\n") >= count:
-            return
-        assert proc.poll() is None, "the batch ended before it reached the hard packages"
-        tick.wait(0.01)
-    raise AssertionError("the easy packages were not written")
 
 
 _STARTED: list[subprocess.Popen] = []
@@ -127,7 +97,7 @@ NEEDS_RAY = pytest.mark.skipif(not _has_ray(), reason="ray is not installed")
     pytest.param("ray", signal.SIGINT, marks=NEEDS_RAY), pytest.param("ray", signal.SIGTERM, marks=NEEDS_RAY),
 ])
 def test_interrupt_during_long_solves_stops_keeps_what_finished_and_says_how_to_resume(tmp_path, backend, sig):
-    set_path = mixed_set(tmp_path / "set.jsonl")
+    set_path = easy_then_hard(tmp_path / "set.jsonl")
     out = tmp_path / "out.jsonl"
     proc = start(command(set_path, out, "--backend", backend, "--workers", "2", "--chunk-size", "1"))
     wait_for_lines(out, EASY * 2, proc)
@@ -146,7 +116,7 @@ def test_interrupt_during_long_solves_stops_keeps_what_finished_and_says_how_to_
 
 
 def test_resume_after_an_interrupt_keeps_the_finished_records(tmp_path):
-    set_path = mixed_set(tmp_path / "set.jsonl", hard=1)
+    set_path = easy_then_hard(tmp_path / "set.jsonl", hard=1)
     out = tmp_path / "out.jsonl"
     proc = start(command(set_path, out, "--workers", "2", "--chunk-size", "1"))
     wait_for_lines(out, EASY * 2, proc)
@@ -162,7 +132,7 @@ def test_resume_after_an_interrupt_keeps_the_finished_records(tmp_path):
 
 
 def test_workers_die_when_the_batch_is_killed(tmp_path):
-    set_path = mixed_set(tmp_path / "set.jsonl", hard=2)
+    set_path = easy_then_hard(tmp_path / "set.jsonl", hard=2)
     out = tmp_path / "out.jsonl"
     proc = start(command(set_path, out, "--workers", "2", "--chunk-size", "1"))
     wait_for_lines(out, EASY * 2, proc)
@@ -201,7 +171,7 @@ def start_with_local_ray(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
     the easy packages are written."""
     from memaudit_fast.experiments.ray_reaper import descendants
 
-    set_path = mixed_set(tmp_path / "set.jsonl", hard=3)
+    set_path = easy_then_hard(tmp_path / "set.jsonl", hard=3)
     out = tmp_path / "out.jsonl"
     proc = start(command(set_path, out, "--backend", "ray", "--workers", "2", "--chunk-size", "1"))
     tick = threading.Event()
@@ -254,7 +224,7 @@ def test_sigterm_to_the_process_group_stops_a_run_with_its_own_local_ray_in_orde
 
 
 def test_ctrl_c_while_threads_solve_returns_promptly_in_process(tmp_path):
-    set_path = mixed_set(tmp_path / "set.jsonl", hard=2)
+    set_path = easy_then_hard(tmp_path / "set.jsonl", hard=2)
     out = tmp_path / "out.jsonl"
     pressed: list[int] = []
 
@@ -279,7 +249,7 @@ def test_ctrl_c_while_threads_solve_returns_promptly_in_process(tmp_path):
 
 
 def test_a_second_run_on_the_same_output_is_refused_while_the_first_runs(tmp_path):
-    set_path = mixed_set(tmp_path / "set.jsonl", hard=1)
+    set_path = easy_then_hard(tmp_path / "set.jsonl", hard=1)
     out = tmp_path / "out.jsonl"
     first = start(command(set_path, out, "--workers", "2", "--chunk-size", "1"))
     wait_for_lines(out, EASY * 2, first)
@@ -362,7 +332,7 @@ def test_ctrl_c_while_waiting_for_the_oldest_chunk_keeps_what_it_finished(tmp_pa
     # One chunk holds the easy packages and the hard ones: the driver waits for it when Ctrl-C
     # comes. The chunk must still be in the window then, so that the packages it finished are
     # written (it used to be taken off the window before the wait, and was lost).
-    set_path = mixed_set(tmp_path / "set.jsonl", hard=2)
+    set_path = easy_then_hard(tmp_path / "set.jsonl", hard=2)
     out = tmp_path / "out.jsonl"
     timer = threading.Timer(5.0, os.kill, (os.getpid(), signal.SIGINT))  # the easy ones done by then
     timer.start()

@@ -195,3 +195,31 @@ def handmade() -> dict:
 
 def read_rows(directory: Path, name: str) -> list[dict]:
     return [json.loads(line) for line in (directory / name).read_text().splitlines() if line.strip()]
+
+
+#: Packages a batch solves at once, ahead of the hard ones of :func:`easy_then_hard`.
+EASY = 4
+
+
+def subset_sum(seed: int, n: int = 60) -> dict:
+    """A subset-sum knapsack (even costs, odd budget, value = cost): the bound never meets the
+    incumbent, so its search runs until its limit unless stopped."""
+    rng = np.random.default_rng(seed)
+    costs = [int(c) for c in 2 * rng.integers(10**6, 10**7, size=n)]
+    return {
+        "format": "memaudit.package/1", "package_id": f"subset-sum/{seed}",
+        "units": [{"unit_id": f"u{i}", "weight": float(c)} for i, c in enumerate(costs)],
+        "candidates": [{"candidate_id": f"c{i}", "cost": c, "coverage": {f"u{i}": 1.0}} for i, c in enumerate(costs)],
+        "budgets": [sum(costs) // 2 + 1],
+    }
+
+
+def easy_then_hard(path: Path, hard: int = 2) -> Path:
+    """A set of EASY packages at budget 2 and 4, then ``hard`` subset-sum packages at their own
+    budget, written to ``path``."""
+    from memaudit_fast.model.sets import write_package_set
+    from memaudit_fast.suites.small import generate_package
+
+    easy = [dict(generate_package("base", seed=k), budgets=[2, 4]) for k in range(EASY)]
+    write_package_set(easy + [subset_sum(k) for k in range(hard)], path)
+    return path
