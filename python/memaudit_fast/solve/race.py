@@ -118,15 +118,13 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
                     race.lp_bound = lp.bound
                     budget_stop.bound(budget, lp.bound)
                     # Where the LP looks like OPT, a store at its bound is looked for next to it
-                    # (solve/rins.py) before HiGHS takes the whole MILP.
-                    granularity = float(_core.objective_granularity(compiled.problem))
-                    rins_seconds = RINS_SECONDS if left is None else min(RINS_SECONDS, left)
-                    # Next to the search's store at the start and its best by now (solve/rins.py).
+                    # and to the search's stores, at the start and its best by now (solve/rins.py),
+                    # before HiGHS takes the whole MILP.
                     latest = budget_stop.incumbent_of(budget)
                     stores = [incumbent] + ([latest[1]] if latest is not None else [])
-                    search_lp_neighbourhood(race.model, lp, stores, granularity, stop=race.stop,
-                                            on_store=_held_to_lp_bound(compiled, budget, race, budget_stop),
-                                            seconds=rins_seconds)
+                    search_lp_neighbourhood(race.model, lp, stores, float(_core.objective_granularity(compiled.problem)),
+                                            stop=race.stop, on_store=_held_to_lp_bound(compiled, budget, race, budget_stop),
+                                            seconds=RINS_SECONDS if left is None else min(RINS_SECONDS, left))
             heard = _held_to_lp_bound(compiled, budget, race, budget_stop) if race.lp_bound is not None else None
             race.outcome = finish_with_highs(compiled, budget, candidates, None, time_limit=left,
                                              stop=race.stop, model=race.model, on_store=heard,
