@@ -186,13 +186,10 @@ def _start_method() -> str:
 def process_pool(workers: int, outbox: tuple[Any, Any] | None = None) -> ProcessPoolExecutor:
     """A process pool whose workers die with this process and ignore Ctrl-C; with ``outbox``
     (the writing end of a pipe and a lock of :func:`pool_context`), they stream outcomes."""
-    method = _start_method()
-    parent = os.getpid() if method != "forkserver" else None
-    if outbox is not None:
-        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
-                                   initializer=_streaming_worker, initargs=(parent, *outbox))
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
-                               initializer=_die_with_parent, initargs=(parent,))
+    parent = os.getpid() if _start_method() != "forkserver" else None
+    start: tuple[Callable[..., None], tuple[Any, ...]] = \
+        (_die_with_parent, (parent,)) if outbox is None else (_streaming_worker, (parent, *outbox))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=start[0], initargs=start[1])
 
 
 def pool_context() -> Any:
@@ -347,7 +344,7 @@ class ProcessRunner(ThreadRunner):
         self.writer = writer  # kept open: workers started later inherit it
         self.chunks: dict[int, _Chunk] = {}
         self.next_tag = 0
-        self.torn = False  # a signal cut a message short: the pipe cannot be read any more
+        self.torn = False  # the pipe failed in the middle of a message: it cannot be read any more
 
     def submit(self, chunk: list[Any]) -> _Chunk:  # type: ignore[override]
         tag, self.next_tag = self.next_tag, self.next_tag + 1

@@ -16,6 +16,7 @@ from .. import _core
 from .backends import HighsStop
 from .handoff import HandoffOutcome
 from .rins import RINS_SECONDS
+from .root_lp import lattice_floor, root_lp
 
 #: Seconds before the first progress line of a budget, at the least, in a solve with ``finish``.
 RACE_FIRST = 0.001
@@ -84,7 +85,6 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
     from .handoff import finish_with_highs
     from .milp import build_milp
     from .rins import search_lp_neighbourhood
-    from .root_lp import root_lp
 
     reduced = bool(line.root_done)
     race = _Race(HighsStop(), threading.Thread(), reduced=reduced, runs_at=time.monotonic() + start_after)
@@ -106,6 +106,7 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
             # HiGHS gets the MILP spelt plainly (see build_milp): its path through it is HiGHS
             # alone's. The root LP takes the model without what cannot count (a tighter LP).
             race.model = built if built is not None else build_milp(compiled, budget, plain=True)
+            lp = None
             if previous is not None:
                 race.lp_bound = previous.lp_bound
             elif budget_stop is not None:
@@ -117,15 +118,16 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
                 if lp is not None:
                     race.lp_bound = lp.bound
                     budget_stop.bound(budget, lp.bound)
-                    # Where the LP looks like OPT, a store at its bound is looked for next to it
-                    # and to the search's stores, at the start and its best by now (solve/rins.py),
-                    # before HiGHS takes the whole MILP.
-                    latest = budget_stop.incumbent_of(budget)
-                    stores = [incumbent] + ([latest[1]] if latest is not None else [])
-                    search_lp_neighbourhood(race.model, lp, stores, float(_core.objective_granularity(compiled.problem)),
-                                            stop=race.stop, on_store=_held_to_lp_bound(compiled, budget, race, budget_stop),
-                                            seconds=RINS_SECONDS if left is None else min(RINS_SECONDS, left))
             heard = _held_to_lp_bound(compiled, budget, race, budget_stop) if race.lp_bound is not None else None
+            if lp is not None and heard is not None and budget_stop is not None:
+                # Where the LP looks like OPT, a store at its bound is looked for next to it and
+                # to the search's stores, at the start and its best by now (solve/rins.py),
+                # before HiGHS takes the whole MILP.
+                latest = budget_stop.incumbent_of(budget)
+                stores = [incumbent] + ([latest[1]] if latest is not None else [])
+                search_lp_neighbourhood(race.model, lp, stores, float(_core.objective_granularity(compiled.problem)),
+                                        stop=race.stop, on_store=heard,
+                                        seconds=RINS_SECONDS if left is None else min(RINS_SECONDS, left))
             race.outcome = finish_with_highs(compiled, budget, candidates, None, time_limit=left,
                                              stop=race.stop, model=race.model, on_store=heard,
                                              start_after=max(0.0, race.runs_at - time.monotonic()))
@@ -151,7 +153,7 @@ def lp_bound_proves(value: float, bound: float, granularity: float) -> bool:
     upwards: a lattice point a hair above the bound is kept)."""
     tol = 1e-9 * max(1.0, abs(value))
     if granularity > 1e3 * tol:
-        bound = granularity * math.floor(bound / granularity + 1e-6)
+        bound = lattice_floor(bound, granularity)
     return bound <= value + tol
 
 

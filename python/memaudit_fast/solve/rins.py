@@ -32,7 +32,7 @@ import numpy as np
 from .backends import HighsStop, MilpOutcome, solve_highs
 from .handoff import HIGHS_TOLERANCE
 from .milp import MilpModel
-from .root_lp import RootLp
+from .root_lp import RootLp, lattice_floor
 
 #: Seconds the neighbourhood's HiGHS may take: those that proved on the bench took 0.03-0.08 s,
 #: and one that does not prove costs the race this long (timeline 3,000 @ 10%, seed 3).
@@ -101,7 +101,7 @@ def search_lp_neighbourhood(model: MilpModel, lp: RootLp, stores: Sequence[Seque
         return None
     # Only stores that prove: at the lattice point under the bound, less a margin far below one
     # step for HiGHS's tolerances. A neighbourhood without one ends as soon as its LP says so.
-    target = granularity * math.floor(lp.bound / granularity + 1e-6)
+    target = lattice_floor(lp.bound, granularity)
     at_least = target - TARGET_MARGIN * max(1.0, abs(target))
     deadline = time.monotonic() + seconds
     outcome = None

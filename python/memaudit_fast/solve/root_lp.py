@@ -46,6 +46,13 @@ ROOT_LP_MIN_GAIN = 1e-7
 ROUNDING_MARGIN = 1e-12
 
 
+def lattice_floor(bound: float, granularity: float) -> float:
+    """The lattice point of step ``granularity`` at or under ``bound``, with room for rounding
+    (only upwards: a lattice point a hair above the bound is kept). 0.05 is not a binary
+    fraction: 1297.5 / 0.05 rounds below 25950 and must still count."""
+    return granularity * math.floor(bound / granularity + 1e-6)
+
+
 def dual_bound(objective: np.ndarray, col_lower: np.ndarray, col_upper: np.ndarray, row_index: np.ndarray,
                row_value: np.ndarray, row_of_entry: np.ndarray, row_upper: np.ndarray, pi: np.ndarray) -> float:
     """The weak-duality bound of ``max c.v : A v <= b, l <= v <= u`` at multipliers ``pi``
