@@ -478,6 +478,43 @@ def test_the_race_starts_highs_from_no_store_on_the_whole_milp_and_on_the_open_c
         assert starts[-1] is None
 
 
+def test_a_race_that_replaces_a_proven_one_keeps_its_proof() -> None:
+    # The race on the whole MILP proves (here: its outcome says so) while the race that
+    # replaced it on the open candidates waits for it: the proof is the budget's, not lost.
+    from memaudit_fast.model.compiled import compile_package
+    from memaudit_fast.solve import exact, handoff
+    from memaudit_fast.solve.backends import MilpOutcome
+
+    data = generate_package("base", seed=0)
+    c = compile_package(data)
+    budget = float(data["budgets"][-1])
+    best = solve(c, budget, finish=None)
+    store = tuple(c.candidate_ids.index(u) for u in best.selected)
+    proof = handoff.HandoffOutcome(True, store, best.value, MilpOutcome("highs", "x", "interrupted", None, None, None, 0, 0.0),
+                                   proved_by="root_lp")
+    first = exact._Race(exact.HighsStop(), threading.Thread(), outcome=proof)
+    first.stop.set()
+    first.thread.start()
+    line = _Line(0.06, True, tuple(range(c.num_candidates)))
+    line.budget = budget
+    second = exact._start_race(c, budget, line, None, 0.0, _core.BudgetStop(), first)
+    second.thread.join()
+    assert second.outcome is proof
+
+
+def test_a_sweep_keeps_every_proof_of_a_race_that_moved() -> None:
+    # Entity timeline 1,000, budgets 300 and 700: at 700 the race on the whole MILP met the
+    # root LP's bound and stopped the search just after the race had moved to the open
+    # candidates; the budget then came back as time_limit (419.1, no limit set) in 5 of 8 runs.
+    from oracles.timeline import timeline_package
+
+    data = timeline_package(1000, seed=1)
+    for _ in range(4):
+        results = solve(data, budgets=[300.0, 700.0])
+        assert [r.status for r in results] == ["optimal", "optimal"]
+        assert results[1].value == pytest.approx(419.4, rel=1e-12)
+
+
 def test_with_a_log_a_late_race_neither_delays_the_log_nor_starts_late(monkeypatch: pytest.MonkeyPatch) -> None:
     from memaudit_fast.solve import exact
 

@@ -100,6 +100,11 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
         try:
             if previous is not None:
                 previous.thread.join()  # one HiGHS solve at a time in a process
+                if isinstance(previous.outcome, HandoffOutcome) and previous.outcome.proven:
+                    # The race this one replaced proved first (its HiGHS, or a store of it at
+                    # the root LP's bound) and stopped the search: the proof is the budget's.
+                    race.outcome = previous.outcome
+                    return
             if race.stop.is_set():
                 return
             built = previous.model if previous is not None else None
