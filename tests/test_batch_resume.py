@@ -499,6 +499,39 @@ def test_bad_options_are_refused_before_the_output_is_created(tmp_path, small_se
         assert not out.exists()
 
 
+def test_bad_options_name_what_to_give(tmp_path, small_set, capsys):
+    out = tmp_path / "o.jsonl"
+    cores = os.cpu_count() or 1
+    assert batch(small_set, "--out", out, "--budgets", "2", "--workers", str(8 * cores + 1)) == 2
+    assert f"give at most {8 * cores}" in capsys.readouterr().err
+    assert batch(small_set, "--out", out, "--budgets", "9007199254740993") == 2  # 2^53 + 1 is no float
+    assert "2^53" in capsys.readouterr().err
+    assert batch(small_set, "--out", f"{tmp_path}/newdir/", "--budgets", "2") == 2
+    assert "names a directory" in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "newdir").exists()
+
+
+def test_minus_zero_is_zero_and_its_resume_command_resumes(tmp_path, small_set):
+    out = tmp_path / "o.jsonl"
+    assert batch(small_set, "--out", out, "--budgets=-0,2", "--workers", "1") == 0
+    assert batch(small_set, "--out", out, "--budgets", "0,2", "--workers", "1", "--resume") == 0
+    assert all(r["budget"] in (0, 2) and str(r["budget"]) != "-0.0" for r in read(out))
+    assert len(read(out)) == 12  # nothing twice
+
+
+def test_force_does_not_replace_a_package_of_a_set_directory(tmp_path):
+    folder = tmp_path / "sd"
+    folder.mkdir()
+    write_package_set(packages(2), folder / "part.jsonl")
+    before = (folder / "part.jsonl").read_bytes()
+    assert batch(folder, "--out", folder / "part.jsonl", "--budgets", "2", "--force") == 2
+    assert (folder / "part.jsonl").read_bytes() == before
+    # A results file there is the run's own: written, skipped as a member, and replaced by --force.
+    assert batch(folder, "--out", folder / "res.jsonl", "--budgets", "2", "--workers", "1") == 0
+    assert batch(folder, "--out", folder / "res.jsonl", "--budgets", "2", "--workers", "1", "--force") == 0
+    assert len(read(folder / "res.jsonl")) == 2
+
+
 def test_progress_streams_plain_lines_when_stderr_is_not_a_terminal(tmp_path, small_set, capsys):
     out = tmp_path / "out.jsonl"
     assert main(["batch", str(small_set), str(small_set), "--out", str(out), "--budgets", "2", "--workers", "1"]) == 0

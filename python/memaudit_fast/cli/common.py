@@ -25,6 +25,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..model.jsonio import MAX_EXACT_INT
+
 if TYPE_CHECKING:
     from ..model.package import Package
     from ..model.sets import SetEntry
@@ -141,7 +143,17 @@ def number_list(text: str) -> list[float]:
             raise argparse.ArgumentTypeError(f"{part!r} is not a number (expected e.g. 2,4,8)") from None
         if not (value >= 0) or value == float("inf"):
             raise argparse.ArgumentTypeError(f"{part!r} must be a finite number >= 0")
-        values.append(value)
+        try:
+            whole: int | None = int(part)
+        except ValueError:
+            whole = None
+        if whole is not None and abs(whole) > MAX_EXACT_INT:
+            # A float holds every integer up to 2^53 and then only some: 2^53 + 1 would be
+            # recorded as 2^53 without a word (package budgets are refused the same way).
+            raise argparse.ArgumentTypeError(
+                f"{part!r}: integers are taken up to 2^53 = 9007199254740992, where every one is exact; "
+                "give a smaller number")
+        values.append(value + 0.0)  # -0 is 0: one spelling, one options digest
     if not values:
         raise argparse.ArgumentTypeError("expected at least one number, e.g. 2,4,8")
     return values

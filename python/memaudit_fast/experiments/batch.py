@@ -233,7 +233,11 @@ def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions, c
         if options.certify != "none":
             from ..solve.certify import certify
 
-            record["certificate"] = certify(compiled, result, solver=options.certify).to_dict()
+            # The MILP gets the solve's limit (a certificate stopped by it says time_limit).
+            certificate = certify(compiled, result, solver=options.certify, time_limit=options.time_limit)
+            if certificate.status == "interrupted":
+                return []  # Ctrl-C or SIGTERM reached HiGHS: the package is not finished
+            record["certificate"] = certificate.to_dict()
         records.append(record)
     return records
 
@@ -355,6 +359,10 @@ def _own_file(output: Output) -> frozenset[tuple[int, int]]:
     return frozenset({(st.st_dev, st.st_ino)})
 
 
+#: Workers per core that a run may ask for (see run_batch).
+MAX_WORKERS_PER_CORE = 8
+
+
 class _Stop(BaseException):
     """A worker's solve was interrupted: stop the run like Ctrl-C."""
 
@@ -392,7 +400,13 @@ def run_batch(
         raise UsageError(f"workers must be >= 1, got {workers!r}")
     if chunk_size is not None and (isinstance(chunk_size, bool) or chunk_size < 1):
         raise UsageError(f"chunk size must be >= 1, got {chunk_size!r}")
-    workers = workers or os.cpu_count() or 1
+    cores = os.cpu_count() or 1
+    if workers is not None and backend != "serial" and ray_address is None and workers > MAX_WORKERS_PER_CORE * cores:
+        # Each worker is a process (or a thread) solving one package at a time: past a few per
+        # core they only slow the run, and 100,000 of them forked for minutes before any work.
+        raise UsageError(f"--workers {workers} is more than {MAX_WORKERS_PER_CORE} per core on this machine "
+                         f"({cores} cores); give at most {MAX_WORKERS_PER_CORE * cores} (the default is one per core)")
+    workers = workers or cores
     size = 1 if backend == "serial" or (backend != "ray" and workers <= 1) else (chunk_size or DEFAULT_CHUNK[backend])
     if isinstance(paths, (str, os.PathLike)):  # one set, not the characters of its name
         paths = [paths]
@@ -406,6 +420,8 @@ def run_batch(
         if str(p) != STDIN and not p.exists():
             raise UsageError(f"SET {p}: no such file or directory; give a package, a .jsonl set or a "
                              "directory that exists")
+    if isinstance(out, str) and out.endswith(("/", os.sep)):
+        raise UsageError(f"--out {out} names a directory; give the results file's name, e.g. {out.rstrip('/' + os.sep)}/results.jsonl")
     output = open_output(Path(out), input_paths, options, resume=resume, overwrite=overwrite)
     start = time.perf_counter()
     main_thread = threading.current_thread() is threading.main_thread()

@@ -24,7 +24,7 @@ from ..errors import MemauditError, PackageError, UsageError
 from ..model.compiled import check_budgets
 from ..model.jsonio import loads_strict, read_text
 from ..model.outputs import same_file
-from ..results.records import ResultsFile, encode_records, parse_results, plain_number
+from ..results.records import RECORD_START_PATTERN, ResultsFile, encode_records, parse_results, plain_number
 
 __all__ = ["DIGEST_SCHEME", "BatchOptions", "format_number", "open_output", "read_done", "unique", "write_all"]
 
@@ -320,6 +320,16 @@ class Output:
             os.close(self.fd)
 
 
+def _holds_other_than_results(path: Path) -> bool:
+    """Whether ``path`` is a non-empty file that does not start as a results file does."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(256).lstrip()
+    except OSError:
+        return False
+    return bool(head) and not RECORD_START_PATTERN.match(head)
+
+
 def _lock(fd: int) -> bool:
     try:
         import fcntl
@@ -354,6 +364,11 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
         if same_file(p, out):  # a hard link: --force would empty the input, --resume append to it
             raise UsageError(f"{out}: refusing to write results over an input ({p} is the same file under "
                              "another name); choose another --out")
+        if overwrite and p.is_dir() and resolved.parent == p.resolve() and _holds_other_than_results(out):
+            # A results file may sit in a set directory (the run skips its own file), but --force
+            # must not empty a member of the set.
+            raise UsageError(f"--out {out} is a file of {p}, a directory this run reads as a set, and it holds "
+                             "no results (a package?); --force would replace it: choose another --out")
     if out.is_symlink():
         raise UsageError(f"{out} is a symbolic link; give the path of the results file itself")
     existed = out.exists()

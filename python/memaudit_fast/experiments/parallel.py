@@ -348,7 +348,11 @@ class ProcessRunner(ThreadRunner):
 
     def submit(self, chunk: list[Any]) -> _Chunk:  # type: ignore[override]
         tag, self.next_tag = self.next_tag, self.next_tag + 1
-        handle = _Chunk(self.pool.submit(_in_outbox, tag, self.fn, chunk, *self.args))
+        # The first submit forks every worker (the fork start method): a Ctrl-C that landed in
+        # the fork's after-fork hooks was printed there and lost, and the run went on.
+        with _signals_deferred():
+            future = self.pool.submit(_in_outbox, tag, self.fn, chunk, *self.args)
+        handle = _Chunk(future)
         self.chunks[tag] = handle
         return handle
 

@@ -28,7 +28,7 @@ from ..model.package import FORMAT as PACKAGE_FORMAT
 from ..solve.exact import RESULT_FORMAT
 
 __all__ = [
-    "PACKAGE_FORMAT", "RECORD_START", "RESULT_FORMAT", "ResultsFile", "check_record", "encode_record",
+    "PACKAGE_FORMAT", "RECORD_START", "RECORD_START_PATTERN", "RESULT_FORMAT", "ResultsFile", "check_record", "encode_record",
     "encode_records", "encode_records_with", "error_record", "parse_results", "plain_number", "read_records", "read_results_file",
     "read_results_text", "solved_record",
 ]
@@ -37,7 +37,7 @@ __all__ = [
 # and the encoding is compact), so an incomplete last line a killed writer left behind can be
 # told apart from a line that some other program wrote.
 RECORD_START = b'{"format":"' + RESULT_FORMAT.encode() + b'"'
-_RECORD_START_LOOSE = re.compile(rb'\{\s*"format"\s*:\s*"' + re.escape(RESULT_FORMAT.encode()) + b'"')
+RECORD_START_PATTERN = re.compile(rb'\{\s*"format"\s*:\s*"' + re.escape(RESULT_FORMAT.encode()) + b'"')
 
 _ENCODE_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
 
@@ -229,7 +229,7 @@ class ResultsFile:
 
 def is_record_start(tail: bytes) -> bool:
     """Whether ``tail`` is the beginning of a result record (or of its first bytes)."""
-    return RECORD_START.startswith(tail) or _RECORD_START_LOOSE.match(tail) is not None
+    return RECORD_START.startswith(tail) or RECORD_START_PATTERN.match(tail) is not None
 
 
 def parse_results(data: bytes, source: str) -> ResultsFile:
