@@ -24,7 +24,13 @@ from ..errors import MemauditError, PackageError, UsageError
 from ..model.compiled import check_budgets
 from ..model.jsonio import loads_strict, read_text
 from ..model.outputs import same_file
-from ..results.records import RECORD_START_PATTERN, ResultsFile, encode_records, parse_results, plain_number
+from ..results.records import (
+    RECORD_START_PATTERN,
+    ResultsFile,
+    encode_records,
+    parse_results,
+    plain_number,
+)
 
 __all__ = ["DIGEST_SCHEME", "BatchOptions", "format_number", "open_output", "read_done", "unique", "write_all"]
 
