@@ -369,16 +369,24 @@ def test_a_ctrl_c_while_workers_are_forked_is_raised_after_the_fork(monkeypatch)
         runner.stop()
 
 
-def test_an_interrupted_certificate_leaves_the_package_unfinished(monkeypatch):
+def test_an_interrupted_certificate_leaves_the_package_unfinished(tmp_path, monkeypatch):
     # Ctrl-C during the certificate's MILP (one worker: HiGHS in this process) wrote the record
     # with certificate status 'interrupted', and the run ended with exit 0.
-    from types import SimpleNamespace
+    from memaudit_fast.solve import backends
 
-    from memaudit_fast.experiments.batch import score_compiled
-    from memaudit_fast.model.compiled import compile_package
-    from memaudit_fast.solve import certify as certify_module
+    path = tmp_path / "set.jsonl"
+    write_package_set([generate_package("base", seed=s) for s in range(3)], path)
+    solved: list[int] = []
+    real = backends._run_stoppable
 
-    monkeypatch.setattr(certify_module, "certify",
-                        lambda *a, **k: SimpleNamespace(status="interrupted", to_dict=lambda: {"status": "interrupted"}))
-    compiled = compile_package(generate_package("base", seed=0))
-    assert score_compiled(compiled, [4.0], BatchOptions(budgets=(4.0,), certify="highs")) == []
+    def ctrl_c_in_the_second(h, stop):
+        solved.append(1)
+        if len(solved) == 2:
+            signal.raise_signal(signal.SIGINT)  # as _run_stoppable raises it after HiGHS stopped
+        real(h, stop)
+
+    monkeypatch.setattr(backends, "_run_stoppable", ctrl_c_in_the_second)
+    out = tmp_path / "out.jsonl"
+    summary = run_batch([path], out, BatchOptions(budgets=(4.0,), certify="highs"), workers=1, backend="serial")
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert summary.interrupted and len(records) == 1 and records[0]["certificate"]["status"] == "optimal"

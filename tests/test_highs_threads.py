@@ -32,3 +32,24 @@ def test_highs_solves_in_threads_all_finish() -> None:
     assert errors == []
     assert [o.status for o in outcomes] == ["optimal"] * 4
     assert all(abs(o.objective - expected) <= 1e-9 * max(1.0, abs(expected)) for o in outcomes)
+
+
+def test_ctrl_c_stops_a_highs_solve_of_the_main_thread_and_is_raised() -> None:
+    # highspy's own handling printed to stdout and kept the KeyboardInterrupt: commands went on.
+    import os
+    import signal
+    import time
+
+    import pytest
+
+    from oracles.timeline import timeline_package
+
+    compiled = compile_package(timeline_package(1000, seed=1))
+    model = build_milp(compiled, float(round(0.1 * float(compiled.cost.sum()))), plain=True)  # HiGHS: 2-3 s
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        solve_highs(model, feasibility_tolerance=1e-6)
+    assert time.monotonic() - started < 1.5
+    assert solve_highs(build_milp(compiled, 50.0)).status == "optimal"  # HiGHS still works after it

@@ -534,3 +534,39 @@ def test_with_a_log_a_late_race_neither_delays_the_log_nor_starts_late(monkeypat
     seconds = [float(line.seconds) for line in lines]
     assert seconds and seconds[0] < 0.35  # the log's own pace, not the hand-off's
     assert len(started) == 1 and 0.6 <= started[0] < 0.75
+
+
+def test_limits_and_inputs_a_solve_cannot_take_are_usage_errors(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    data = generate_package("base", seed=0)
+    with pytest.raises(UsageError, match="2\\^63"):
+        solve(data, 8.0, node_limit=2**63)  # the core counts nodes in 64 bits: a TypeError before
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    assert main(["solve", str(path), "--node-limit", str(10**22)]) == 2
+    assert "--node-limit" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["solve", str(tmp_path / "empty")]) == 2  # exit 0 with no output and no word before
+    assert "no packages found" in capsys.readouterr().err
+
+
+def test_ctrl_c_while_certifying_keeps_the_solves_and_ends_as_interrupted(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # It printed HiGHS's note on stdout (inside --json), then exit 3, or went on to the next package.
+    data = generate_package("base", seed=0)
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    real = solve_cli.certify_results
+    calls: list[int] = []
+
+    def second_interrupted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(solve_cli, "certify_results", second_interrupted)
+    assert main(["solve", str(path), str(path), "--json", "--certify", "highs"]) == 130
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]  # every line is JSON
+    assert [r["certificate"]["status"] for r in records] == ["optimal"] + ["interrupted"] * 3  # budgets 2, 4, 8, 16
+    assert all(r["status"] == "optimal" for r in records) and len(calls) == 2  # the second package: never

@@ -16,7 +16,14 @@ from ..model.estimates import with_group_capacity
 from ..model.package import Package
 from ..results.records import error_record
 from ..solve.certify import SOLVERS, certify_results
-from ..solve.exact import DEFAULT_HANDOFF_AFTER, FINISHERS, SolveResult, format_progress, solve
+from ..solve.exact import (
+    DEFAULT_HANDOFF_AFTER,
+    FINISHERS,
+    MAX_NODE_LIMIT,
+    SolveResult,
+    format_progress,
+    solve,
+)
 from .common import (
     add_subparser,
     failure_text,
@@ -131,8 +138,18 @@ def solve_package(package: Package, args: argparse.Namespace) -> tuple[list[Solv
                     node_limit=args.node_limit, log=log, finish=None if args.finish == "none" else args.finish,
                     handoff_after=args.handoff_after)
     if args.certify != "none":
-        records = certify_results(package, results, args.certify, time_limit=args.time_limit,
-                                  write_model=args.write_model)
+        records: list[dict[str, Any]] = []
+        for result in results:
+            if records and records[-1].get("certificate", {}).get("status") == "interrupted":
+                records.append(_not_certified(result, args.certify))
+                continue
+            try:
+                records += certify_results(package, [result], args.certify, time_limit=args.time_limit,
+                                           write_model=args.write_model)
+            except KeyboardInterrupt:
+                # Ctrl-C or SIGTERM while a MILP certifies: the solves are kept and printed,
+                # the certificates not made say so, and the command ends as interrupted.
+                records.append(_not_certified(result, args.certify))
     else:
         records = [r.to_record() for r in results]
     if args.budget_fracs:
@@ -141,11 +158,18 @@ def solve_package(package: Package, args: argparse.Namespace) -> tuple[list[Solv
     return results, records
 
 
+def _not_certified(result: SolveResult, solver: str) -> dict[str, Any]:
+    record = result.to_record()
+    record["certificate"] = {"solver": solver, "status": "interrupted", "agrees": None,
+                             "issues": ["stopped by Ctrl-C or SIGTERM before the MILP was solved"]}
+    return record
+
+
 def run(args: argparse.Namespace) -> int:
     if args.time_limit is not None and not args.time_limit >= 0:
         raise UsageError(f"--time-limit must be >= 0, got {args.time_limit}")
-    if args.node_limit is not None and args.node_limit < 0:
-        raise UsageError(f"--node-limit must be >= 0, got {args.node_limit}")
+    if args.node_limit is not None and not 0 <= args.node_limit <= MAX_NODE_LIMIT:
+        raise UsageError(f"--node-limit must be between 0 and 2^63 - 1 = {MAX_NODE_LIMIT}, got {args.node_limit}")
     if args.write_model is not None and args.certify == "none":
         raise UsageError("--write-model needs --certify (highs, gurobi or auto)")
     if not args.handoff_after >= 0:
@@ -188,7 +212,8 @@ def _run(args: argparse.Namespace) -> int:
                              f"{100 * result.gap:.3g}%", len(result.selected), result.cost, result.nodes,
                              result.seconds, result.proved_by or "-",
                              *(_certificate_cells(cert) if cert is not None else [])])
-        if any(r.status == "interrupted" for r in results):
+        if any(r.status == "interrupted" for r in results) or \
+                any(r.get("certificate", {}).get("status") == "interrupted" for r in records):
             interrupted = True
             break
     if not args.json and rows:
@@ -201,6 +226,9 @@ def _run(args: argparse.Namespace) -> int:
     if interrupted:
         print("memaudit solve: interrupted; the results above are anytime bounds", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if solved == 0 and failures == 0:
+        raise UsageError(f"no packages found in {', '.join(args.paths)} (a package .json, an artifact directory, "
+                         "a .jsonl set, or a directory holding them)")
     # One rule (cli.common): 3 when something failed, disagreed or stayed unverified; 2 when
     # nothing could be solved at all.
     return finished_exit_code(solved, failures + disagree + uncertified)

@@ -233,11 +233,10 @@ def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions, c
         if options.certify != "none":
             from ..solve.certify import certify
 
-            # The MILP gets the solve's limit (a certificate stopped by it says time_limit).
-            certificate = certify(compiled, result, solver=options.certify, time_limit=options.time_limit)
-            if certificate.status == "interrupted":
-                return []  # Ctrl-C or SIGTERM reached HiGHS: the package is not finished
-            record["certificate"] = certificate.to_dict()
+            # The MILP gets the solve's limit (a certificate stopped by it says time_limit); Ctrl-C
+            # stops it with a KeyboardInterrupt, and the package is not written.
+            record["certificate"] = certify(compiled, result, solver=options.certify,
+                                            time_limit=options.time_limit).to_dict()
         records.append(record)
     return records
 
@@ -359,10 +358,6 @@ def _own_file(output: Output) -> frozenset[tuple[int, int]]:
     return frozenset({(st.st_dev, st.st_ino)})
 
 
-#: Workers per core that a run may ask for (see run_batch).
-MAX_WORKERS_PER_CORE = 8
-
-
 class _Stop(BaseException):
     """A worker's solve was interrupted: stop the run like Ctrl-C."""
 
@@ -400,13 +395,7 @@ def run_batch(
         raise UsageError(f"workers must be >= 1, got {workers!r}")
     if chunk_size is not None and (isinstance(chunk_size, bool) or chunk_size < 1):
         raise UsageError(f"chunk size must be >= 1, got {chunk_size!r}")
-    cores = os.cpu_count() or 1
-    if workers is not None and backend != "serial" and ray_address is None and workers > MAX_WORKERS_PER_CORE * cores:
-        # Each worker is a process (or a thread) solving one package at a time: past a few per
-        # core they only slow the run, and 100,000 of them forked for minutes before any work.
-        raise UsageError(f"--workers {workers} is more than {MAX_WORKERS_PER_CORE} per core on this machine "
-                         f"({cores} cores); give at most {MAX_WORKERS_PER_CORE * cores} (the default is one per core)")
-    workers = workers or cores
+    workers = workers or os.cpu_count() or 1
     size = 1 if backend == "serial" or (backend != "ray" and workers <= 1) else (chunk_size or DEFAULT_CHUNK[backend])
     if isinstance(paths, (str, os.PathLike)):  # one set, not the characters of its name
         paths = [paths]

@@ -96,8 +96,8 @@ class BatchOptions:
         if self.time_limit is not None and not (self.time_limit >= 0):
             raise UsageError(f"time limit must be >= 0 seconds, got {self.time_limit!r}")
         if self.node_limit is not None and (isinstance(self.node_limit, bool) or int(self.node_limit) != self.node_limit
-                                            or self.node_limit < 0):
-            raise UsageError(f"node limit must be an integer >= 0, got {self.node_limit!r}")
+                                            or not 0 <= self.node_limit <= 2**63 - 1):
+            raise UsageError(f"node limit must be an integer from 0 to 2^63 - 1, got {self.node_limit!r}")
         if self.group_capacity is not None and (type(self.group_capacity) is not int or self.group_capacity < 1):
             raise UsageError(f"--group-capacity must be an integer >= 1, got {self.group_capacity!r}")
         if self.estimator is not None and self.estimator_identity is None:

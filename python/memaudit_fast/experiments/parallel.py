@@ -40,6 +40,8 @@ from concurrent import futures
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
+from ..errors import UsageError
+
 _PR_SET_PDEATHSIG = 1  # from <sys/prctl.h>
 _STOP_SIGNAL = getattr(signal, "SIGUSR1", None)
 _stop_token: Any = None  # in a worker process: the CancelToken that SIGUSR1 sets
@@ -440,10 +442,26 @@ class ProcessRunner(ThreadRunner):
         self.writer.close()
 
 
+#: Workers per core that a run may ask for (see :func:`check_worker_count`).
+MAX_WORKERS_PER_CORE = 8
+
+
+def check_worker_count(workers: int) -> None:
+    """Refuse more workers than a few per core: each is a process (or a thread) solving one
+    package at a time, so past that they only slow the run (100,000 of them forked for minutes
+    before any work)."""
+    cores = os.cpu_count() or 1
+    if workers > MAX_WORKERS_PER_CORE * cores:
+        raise UsageError(f"--workers {workers} is more than {MAX_WORKERS_PER_CORE} per core on this machine "
+                         f"({cores} cores); give at most {MAX_WORKERS_PER_CORE * cores} (the default is one per core)")
+
+
 def make_runner(backend: str, fn: Callable[..., Any], args: tuple[Any, ...], workers: int,
                 address: str | None = None, interrupted: Callable[[Any], bool] | None = None) -> Any:
     """The runner of ``backend`` (``local``, ``threads``, ``serial`` or ``ray``); ``interrupted``
     tells an outcome that a CancelToken cut short (see :class:`.ray_runner.RayRunner`)."""
+    if backend != "serial" and address is None:
+        check_worker_count(workers)
     if backend == "ray":
         from .ray_runner import RayRunner
 

@@ -90,8 +90,8 @@ class HighsStop:
         h.cbMipInterrupt += answer
 
 
-# highspy's interruptible solve keeps its running-solver lock on the class, so two solves in two
-# threads of one process collide ("Solver is already running"): they take turns instead.
+# HiGHS solves of one process take turns: each holds a core, and the race's root LP beside its
+# HiGHS (a third busy thread on two cores) doubled the LP's time and lost the cases it proves.
 _HIGHS_ONE_AT_A_TIME = threading.Lock()
 
 
@@ -130,9 +130,13 @@ def solve_highs(
         chosen = {int(u) for u in start_store}
         x = np.array([1.0 if int(u) in chosen else 0.0 for u in model.candidates])
         h.setSolution(model.num_x, np.arange(model.num_x, dtype=np.int32), x)
-    # Ctrl-C cancels the solve (the status says so); it reaches the main thread only, and
-    # elsewhere the handler's callback would only add GIL traffic beside a racing search.
-    h.HandleKeyboardInterrupt = threading.current_thread() is threading.main_thread()
+    # Not highspy's Ctrl-C handling: it prints to stdout (inside a --json stream) and keeps
+    # the KeyboardInterrupt to itself, so a command went on to its next package (see
+    # _run_stoppable).
+    h.HandleKeyboardInterrupt = False
+    main = threading.current_thread() is threading.main_thread()
+    if stop is None and main:
+        stop = HighsStop()
     if stop is not None:
         stop.watch(h)
     if on_store is not None:
@@ -141,7 +145,10 @@ def solve_highs(
 
         h.cbMipImprovingSolution.subscribe(improving)
     with _HIGHS_ONE_AT_A_TIME:
-        h.solve()
+        if main and stop is not None:
+            _run_stoppable(h, stop)
+        else:
+            h.run()
     seconds = time.perf_counter() - start
 
     s = highspy.HighsModelStatus
@@ -160,6 +167,32 @@ def solve_highs(
         bound = max(bound, objective)
     store = _store_from(model, h.getSolution().col_value) if has_solution else None
     return MilpOutcome("highs", version, status, objective, bound, store, int(info.mip_node_count), seconds)
+
+
+def _run_stoppable(h: Any, stop: HighsStop) -> None:
+    """``h.run()`` in a thread while the main thread waits: Ctrl-C (or a SIGTERM turned into
+    one) stops HiGHS at its next check and is raised again once it has returned, with the
+    solver's state intact; a second one while it stops is not let through."""
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            h.run()
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="memaudit-highs", daemon=True).start()
+    try:
+        while not done.wait(0.1):
+            pass
+    except KeyboardInterrupt:
+        stop.set()
+        while not done.is_set():
+            try:
+                done.wait(0.1)
+            except KeyboardInterrupt:
+                pass
+        raise
 
 
 def _gurobi():

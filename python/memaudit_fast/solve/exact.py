@@ -65,6 +65,9 @@ from .race import (  # noqa: F401 - the race's names, as the tests and earlier c
 
 __all__ = ["DEFAULT_FINISH", "FINISHERS", "RESULT_FORMAT", "STATUSES", "CancelToken", "SolveProgress", "SolveResult", "format_progress", "solve"]
 
+#: The largest node limit the core counts to (a signed 64-bit count).
+MAX_NODE_LIMIT = 2**63 - 1
+
 #: The format of result records (re-exported by ``results.records``, which reads and writes them).
 RESULT_FORMAT = "memaudit.result/1"
 
@@ -294,6 +297,8 @@ def solve(
         raise UsageError(f"time_limit must be >= 0 seconds, got {time_limit!r}")
     if node_limit is not None and (isinstance(node_limit, bool) or int(node_limit) != node_limit or node_limit < 0):
         raise UsageError(f"node_limit must be a non-negative integer, got {node_limit!r}")
+    if node_limit is not None and node_limit > MAX_NODE_LIMIT:
+        raise UsageError(f"node_limit must be at most 2^63 - 1 = {MAX_NODE_LIMIT} (or none for no limit), got {node_limit!r}")
     if finish == "auto":
         finish = None if node_limit is not None else "highs"
     if finish is not None and finish not in FINISHERS:
