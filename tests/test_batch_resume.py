@@ -532,6 +532,17 @@ def test_force_does_not_replace_a_package_of_a_set_directory(tmp_path):
     assert len(read(folder / "res.jsonl")) == 2
 
 
+def test_a_resume_with_own_budgets_keeps_members_a_lower_limit_refuses_now(tmp_path, small_set, monkeypatch):
+    # It appended an error record beside each member's records and ended with exit 3.
+    out = tmp_path / "o.jsonl"
+    assert batch(small_set, "--out", out, "--workers", "1") == 0
+    before = out.read_bytes()
+    monkeypatch.setenv("MEMAUDIT_MAX_CANDIDATES", "5")
+    assert batch(small_set, "--out", out, "--workers", "1", "--resume") == 0
+    assert out.read_bytes() == before
+    assert batch(small_set, "--out", tmp_path / "new.jsonl", "--workers", "1") == 3  # a new file says why
+
+
 def test_progress_streams_plain_lines_when_stderr_is_not_a_terminal(tmp_path, small_set, capsys):
     out = tmp_path / "out.jsonl"
     assert main(["batch", str(small_set), str(small_set), "--out", str(out), "--budgets", "2", "--workers", "1"]) == 0

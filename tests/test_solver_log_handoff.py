@@ -570,3 +570,18 @@ def test_ctrl_c_while_certifying_keeps_the_solves_and_ends_as_interrupted(
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]  # every line is JSON
     assert [r["certificate"]["status"] for r in records] == ["optimal"] + ["interrupted"] * 3  # budgets 2, 4, 8, 16
     assert all(r["status"] == "optimal" for r in records) and len(calls) == 2  # the second package: never
+
+
+def test_a_package_without_budgets_fails_alone(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    # It ended the command with exit 2 ("nothing solved") after the packages before it were printed.
+    good = generate_package("base", seed=0)
+    bare = dict(generate_package("base", seed=1))
+    bare.pop("budgets")
+    paths = [tmp_path / "good.json", tmp_path / "bare.json"]
+    for path, data in zip(paths, (good, bare)):
+        path.write_text(json.dumps(data))
+    assert main(["solve", str(paths[0]), str(paths[1]), "--json"]) == 3
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["status"] for r in records] == ["optimal"] * 4 + ["error"]
+    assert "--budget" in records[-1]["error"]
+    assert main(["solve", str(paths[1])]) == 2  # nothing solved at all

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import MemauditError, UsageError
+from ..errors import MemauditError, PackageError, UsageError
 from ..model.estimates import with_group_capacity
 from ..model.package import Package
 from ..results.records import error_record
@@ -127,7 +127,9 @@ def budgets_for(package: Package, args: argparse.Namespace) -> list[float] | Non
         total = package.total_cost()
         return [float(f) * total for f in args.budget_fracs]
     if not package.budgets:
-        raise UsageError(f"package {package.package_id!r} has no budgets; give --budget or --budget-fracs")
+        # A failure of this package, as a file that cannot be read is: the others are solved.
+        raise PackageError("the package has no budgets; give --budget or --budget-fracs", package_id=package.package_id,
+                           field="budgets")
     return None
 
 

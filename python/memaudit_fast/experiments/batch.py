@@ -321,6 +321,11 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
         message = str(exc)
     except Exception as exc:  # noqa: BLE001 - an internal failure must not end the batch
         message = f"internal error: {type(exc).__name__}: {exc}"
+    if skip:
+        # The member has records of this content and these options: a resume with the packages'
+        # own budgets reads it again to learn them, and a limit lowered since (say) refuses it
+        # now. Its records stand; an error record beside them would contradict them.
+        return b"", 0, [], False, digest
     record = error_record(message, source=source, package_id=package_id)
     record.update(tag)
     # A PackageError already opens with its source: never say the label twice.
