@@ -390,3 +390,18 @@ def test_an_interrupted_certificate_leaves_the_package_unfinished(tmp_path, monk
     summary = run_batch([path], out, BatchOptions(budgets=(4.0,), certify="highs"), workers=1, backend="serial")
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert summary.interrupted and len(records) == 1 and records[0]["certificate"]["status"] == "optimal"
+
+
+def test_a_killed_worker_stops_the_run_keeping_what_finished_and_says_how_to_resume(tmp_path):
+    # The out-of-memory killer, say: it ended as "internal error: BrokenProcessPool (a bug)",
+    # with no resume command.
+    set_path = easy_then_hard(tmp_path / "set.jsonl")
+    out = tmp_path / "out.jsonl"
+    proc = start(command(set_path, out, "--workers", "2", "--chunk-size", "1"))
+    wait_for_lines(out, EASY * 2, proc)
+    os.kill(min(children(proc.pid)), signal.SIGKILL)
+    _, err = proc.communicate(timeout=HANG)
+    assert proc.returncode == 1, err
+    assert "worker process died" in err and "--resume" in err and "a bug" not in err
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == EASY * 2 and all(r["status"] == "optimal" for r in records)

@@ -13,7 +13,7 @@ from ..experiments.batch import BACKENDS, BatchOptions, BatchSummary, run_batch
 from ..experiments.batch_resume import format_number
 from ..model.jsonio import check_output_path
 from ..progress import Progress
-from .common import add_subparser, name_list, number_list
+from .common import EXIT_INTERNAL, add_subparser, name_list, number_list
 
 EXIT_SOME_FAILED = 3
 EXIT_INTERRUPTED = 130
@@ -29,7 +29,8 @@ def add_parser(subparsers: Any) -> None:
         "re-solves packages whose content changed, and refuses other options than the file's. "
         "One run writes a file at a time. "
         f"Exit code: 0 all scored, {EXIT_SOME_FAILED} finished but some packages failed (their "
-        f"error records name the cause), {EXIT_INTERRUPTED} interrupted, 2 bad options (nothing done).",
+        f"error records name the cause), {EXIT_INTERRUPTED} interrupted, 2 bad options (nothing done), "
+        f"{EXIT_INTERNAL} a worker process died (what finished is kept; --resume continues) or an internal error.",
         "memaudit batch small.jsonl.gz --out results.jsonl --budgets 2,4,8,16 --writers gvt,density_only --workers 2",
     )
     p.add_argument("sets", nargs="+", metavar="SET", help="package sets (.jsonl, .jsonl.gz), packages, directories; - for a JSONL set on stdin")
@@ -151,6 +152,11 @@ def run(args: argparse.Namespace) -> int:
         if summary.interrupted:
             progress.close(failed=True)  # "stopped", not "done"
     _report(summary, args.out)
+    if summary.lost_worker:
+        print(f"memaudit batch: a worker process died (killed, for example by the system when memory ran out); "
+              f"every finished package is in {args.out}. Continue with (fewer --workers use less memory):\n"
+              f"  {resume_command(args)}", file=sys.stderr)
+        return EXIT_INTERNAL
     if summary.interrupted:
         print(f"memaudit batch: interrupted; every finished package is in {args.out}. Continue with:\n"
               f"  {resume_command(args)}", file=sys.stderr)

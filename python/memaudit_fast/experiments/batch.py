@@ -65,6 +65,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,7 @@ class BatchSummary:
     stale: int = 0  # members with records in the file whose content is not in the set any more
     retried: int = 0  # members that ended in an error record before (resume) and were scored again
     failures: list[str] = field(default_factory=list)
+    lost_worker: bool = False  # a worker process died (killed): the run stopped as if interrupted
 
 
 # Content digests ------------------------------------------------------------------------------
@@ -565,6 +567,14 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
             write_oldest()
     except (KeyboardInterrupt, _Stop):
         summary.interrupted = True
+        # A pool that lost a worker stops the others (SIGTERM): their cut-short outcomes may
+        # come before the pool says it is broken.
+        summary.lost_worker = streams and runner.lost_worker()
+        _keep_finished(runner, window, write, streams)
+    except BrokenProcessPool:
+        # A worker was killed (the system's out-of-memory killer, say): the pool cannot go on,
+        # and which package it held is not known here. What finished is kept, as on Ctrl-C.
+        summary.interrupted = summary.lost_worker = True
         _keep_finished(runner, window, write, streams)
     except BaseException:
         runner.stop()  # an internal failure: no worker goes on solving for nobody

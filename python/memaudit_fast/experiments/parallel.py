@@ -420,6 +420,10 @@ class ProcessRunner(ThreadRunner):
             self._receive(min(remaining, 0.1))
         return True
 
+    def lost_worker(self) -> bool:
+        """Whether a worker process died (killed) and broke the pool."""
+        return bool(getattr(self.pool, "_broken", False))
+
     def interrupt(self) -> None:
         if _STOP_SIGNAL is None:
             return
