@@ -245,8 +245,7 @@ double BranchAndBound::subgradient(double capacity, int max_iterations, double t
             if (!(best < best_at_check - kMinProgress * std::max(1.0, std::abs(best)))) break;
             best_at_check = best;
         }
-        if (stop_requested_ || Clock::now() >= limits_.deadline) break;
-        if (limits_.cancel && limits_.cancel->load(std::memory_order_relaxed)) break;
+        if (halted()) break;
 
         // Projected subgradient step on lambda: d/dlambda_r = w_r sigma_r (Y_r - y*_r).
         for (auto r : touched_) lp_coverage_[r] = 0.0;
@@ -358,7 +357,7 @@ double BranchAndBound::coordinate_descent(double capacity, double best, double* 
     double work = 0.0;
     const double max_work = *work_left;
     for (int sweep = 0; sweep < kDescentSweeps && work <= max_work; ++sweep) {
-        if (stop_requested_ || closed_from_outside() || Clock::now() >= limits_.deadline) break;
+        if (closed_from_outside() || halted()) break;
         const double mu = lp_.price();
         for (auto r : touched_) {
             if (work > max_work) break; // each unit's step is exact on its own: stopping anywhere is sound

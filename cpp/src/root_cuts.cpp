@@ -94,7 +94,7 @@ void BranchAndBound::purge_cuts() {
 
 double BranchAndBound::cut_rounds(double capacity, double best) {
     for (int round = 0; round < limits_.cut_rounds && above_threshold(best); ++round) {
-        if (stop_requested_ || Clock::now() >= limits_.deadline) break;
+        if (halted()) break;
         if (add_cuts() == 0) break;
         prepare_cuts();
         const double before = best;

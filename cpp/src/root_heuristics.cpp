@@ -129,9 +129,7 @@ void BranchAndBound::core_search() {
         if (out.value > incumbent_value_) set_incumbent(out.store, out.value);
         // A core search that completed proved the best store inside its core; a larger
         // core may still hold a better one, so grow it either way.
-        if (out.status == SolveStatus::Interrupted || stop_requested_ || closed_from_outside() ||
-            Clock::now() >= limits_.deadline)
-            break;
+        if (out.status == SolveStatus::Interrupted || closed_from_outside() || halted()) break;
         k *= 2;
     }
 }

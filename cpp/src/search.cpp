@@ -250,12 +250,24 @@ void BranchAndBound::restore(const Level& level) {
     cost_ = level.cost;
 }
 
+bool BranchAndBound::halted() {
+    if (stop_requested_ || poll_said_stop_) return true;
+    if (limits_.cancel && limits_.cancel->load(std::memory_order_relaxed)) return true;
+    const auto now = Clock::now();
+    if (now >= limits_.deadline) return true;
+    if (limits_.poll && now >= next_poll_) {
+        next_poll_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.poll_interval));
+        poll_said_stop_ = limits_.poll();
+    }
+    return poll_said_stop_;
+}
+
 bool BranchAndBound::should_stop() {
     if (nodes_ >= limits_.node_limit) {
         status_ = SolveStatus::NodeLimit;
         return true;
     }
-    if (limits_.cancel && limits_.cancel->load(std::memory_order_relaxed)) {
+    if (poll_said_stop_ || (limits_.cancel && limits_.cancel->load(std::memory_order_relaxed))) {
         status_ = SolveStatus::Interrupted;
         return true;
     }

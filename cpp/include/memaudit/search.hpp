@@ -188,6 +188,11 @@ class BranchAndBound {
     };
 
     bool should_stop();
+    // For the loops of the root (cut rounds, descent sweeps, core searches, subgradient steps),
+    // which run before any node asks should_stop(): a stop asked for from outside (the progress
+    // callback, the deadline, the cancel token, a pending Ctrl-C seen by the poll). The tree's
+    // next should_stop() then reports it with its status.
+    bool halted();
     // Largest bound of any part of the tree not yet closed (>= OPT while the search runs).
     double current_upper_bound() const;
     // Whether the root's bound is more than a couple of lattice steps (or a small relative
@@ -283,6 +288,7 @@ class BranchAndBound {
     int quick_root_budget_ = 0; // the full root's steps: the quick stage's extras take shares of it
     std::vector<std::int32_t> open_at_root_; // available candidates once the root is done, sorted
     bool stop_requested_ = false; // by the progress callback
+    bool poll_said_stop_ = false; // the poll answered "stop" in halted(): the solve is interrupted
     double external_bound_ = std::numeric_limits<double>::infinity();
     bool external_bound_used_ = false;
     SolveStatus status_ = SolveStatus::Optimal;

@@ -55,7 +55,6 @@ Guarantees
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -70,11 +69,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import _core
-from ..errors import MemauditError, OutputError, PackageError, UsageError
+from ..errors import MemauditError, OutputError, UsageError
 from ..model.compiled import check_budgets, compile_validated
 from ..model.estimates import with_group_capacity
-from ..model.jsonio import read_bytes
 from ..model.sets import STDIN, RawMember, iter_raw_members, parse_member, resolve_member
 from ..progress import Progress
 from ..results.records import (
@@ -89,6 +86,7 @@ from .batch_count import Counter
 from .batch_resume import (
     BatchOptions,
     Output,
+    member_digest,
     open_output,
     read_done,
     unique,
@@ -110,7 +108,6 @@ __all__ = [
 ]
 
 BACKENDS = ("local", "threads", "serial", "ray")
-DIGEST_CHARS = 32  # BLAKE2b-128: as strong as needed to key content, twice as fast as SHA-256 here
 # Packages per task: small enough that Ctrl-C loses little, large enough that a task's
 # overhead (pickling, a Ray task's scheduling) is paid rarely (local: 32 halves the parent's CPU
 # time per package against 8; a chunk stopped by Ctrl-C hands in what it finished).
@@ -141,49 +138,6 @@ class BatchSummary:
     retried: int = 0  # members that ended in an error record before (resume) and were scored again
     failures: list[str] = field(default_factory=list)
     lost_worker: bool = False  # a worker process died (killed): the run stopped as if interrupted
-
-
-# Content digests ------------------------------------------------------------------------------
-# A package's digest is over its text without the whitespace between JSON tokens (strings,
-# numbers and key order as written; the core's compact_json, a few microseconds a package), so
-# the same package as a .jsonl line, a pretty-printed .json file or a .json.gz file is one
-# member. An artifact directory is keyed by its files' names and bytes (the scheme is one of
-# the options a results file records: batch_resume.DIGEST_SCHEME).
-def _digest_json(text: bytes, h: Any) -> None:
-    h.update(b"json\0")
-    h.update(_core.compact_json(text))
-
-
-def _digest_path(path: Path, h: Any) -> None:
-    if path.is_dir():
-        h.update(b"directory\0")
-        for child in sorted(path.iterdir()):
-            if child.is_file() and not child.is_symlink():
-                h.update(child.name.encode("utf-8", "surrogateescape") + b"\0")
-                h.update(child.read_bytes())
-                h.update(b"\0")
-    else:
-        _digest_json(read_bytes(path), h)  # decompressed (.json.gz), within the file-size limit
-
-
-def member_digest(member: RawMember) -> str:
-    """The digest of a set member's content (what resume keys records by)."""
-    label, kind, payload = member
-    h = hashlib.blake2b(digest_size=DIGEST_CHARS // 2)
-    if kind == "text":
-        text = payload if isinstance(payload, (bytes, bytearray)) else payload.encode("utf-8", "surrogatepass")
-        _digest_json(bytes(text), h)
-    elif kind == "path":
-        try:
-            _digest_path(Path(str(payload)), h)
-        except (OSError, PackageError) as exc:
-            h.update(f"unreadable\0{label}\0{exc}".encode("utf-8", "surrogateescape"))
-    else:
-        # A member that could not be read: keyed by where it is and why, so that an
-        # unchanged failure is not retried, and a fixed one is.
-        detail = payload if isinstance(payload, str) else payload.decode("utf-8", "surrogateescape")
-        h.update(f"{kind}\0{label}\0{detail}".encode("utf-8", "surrogateescape"))
-    return h.hexdigest()
 
 
 # The work of one package (runs in a worker) ---------------------------------------------------

@@ -20,10 +20,12 @@ from typing import Any
 
 import orjson
 
+from .. import _core
 from ..errors import MemauditError, PackageError, UsageError
 from ..model.compiled import check_budgets
-from ..model.jsonio import loads_strict, read_text
+from ..model.jsonio import loads_strict, read_bytes, read_text
 from ..model.outputs import same_file
+from ..model.sets import RawMember
 from ..results.records import (
     RECORD_START_PATTERN,
     ResultsFile,
@@ -32,9 +34,9 @@ from ..results.records import (
     plain_number,
 )
 
-__all__ = ["DIGEST_SCHEME", "BatchOptions", "format_number", "open_output", "read_done", "unique", "write_all"]
+__all__ = ["DIGEST_SCHEME", "BatchOptions", "format_number", "member_digest", "open_output", "read_done", "unique", "write_all"]
 
-#: How members are digested (batch.member_digest); recorded with the options, so a file keyed
+#: How members are digested (member_digest); recorded with the options, so a file keyed
 #: another way is not resumed as if its keys were this run's.
 DIGEST_SCHEME = "blake2b-128 of compact JSON"
 
@@ -299,6 +301,52 @@ def _options_of_first_record(parsed: ResultsFile) -> BatchOptions:
                                    field="options") from None
         break
     return BatchOptions()
+
+
+DIGEST_CHARS = 32  # BLAKE2b-128: as strong as needed to key content, twice as fast as SHA-256 here
+
+
+# Content digests ------------------------------------------------------------------------------
+# A package's digest is over its text without the whitespace between JSON tokens (strings,
+# numbers and key order as written; the core's compact_json, a few microseconds a package), so
+# the same package as a .jsonl line, a pretty-printed .json file or a .json.gz file is one
+# member. An artifact directory is keyed by its files' names and bytes (the scheme is one of
+# the options a results file records: batch_resume.DIGEST_SCHEME).
+def _digest_json(text: bytes, h: Any) -> None:
+    h.update(b"json\0")
+    h.update(_core.compact_json(text))
+
+
+def _digest_path(path: Path, h: Any) -> None:
+    if path.is_dir():
+        h.update(b"directory\0")
+        for child in sorted(path.iterdir()):
+            if child.is_file() and not child.is_symlink():
+                h.update(child.name.encode("utf-8", "surrogateescape") + b"\0")
+                h.update(child.read_bytes())
+                h.update(b"\0")
+    else:
+        _digest_json(read_bytes(path), h)  # decompressed (.json.gz), within the file-size limit
+
+
+def member_digest(member: RawMember) -> str:
+    """The digest of a set member's content (what resume keys records by)."""
+    label, kind, payload = member
+    h = hashlib.blake2b(digest_size=DIGEST_CHARS // 2)
+    if kind == "text":
+        text = payload if isinstance(payload, (bytes, bytearray)) else payload.encode("utf-8", "surrogatepass")
+        _digest_json(bytes(text), h)
+    elif kind == "path":
+        try:
+            _digest_path(Path(str(payload)), h)
+        except (OSError, PackageError) as exc:
+            h.update(f"unreadable\0{label}\0{exc}".encode("utf-8", "surrogateescape"))
+    else:
+        # A member that could not be read: keyed by where it is and why, so that an
+        # unchanged failure is not retried, and a fixed one is.
+        detail = payload if isinstance(payload, str) else payload.decode("utf-8", "surrogateescape")
+        h.update(f"{kind}\0{label}\0{detail}".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
 
 
 # The output file ------------------------------------------------------------------------------
