@@ -585,3 +585,24 @@ def test_a_package_without_budgets_fails_alone(tmp_path: Any, capsys: pytest.Cap
     assert [r["status"] for r in records] == ["optimal"] * 4 + ["error"]
     assert "--budget" in records[-1]["error"]
     assert main(["solve", str(paths[1])]) == 2  # nothing solved at all
+
+
+def test_the_long_solve_notice_comes_once_per_command(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # It came once per package: two long packages, two notices (and two of 9 s each, none).
+    paths = []
+    for seed in (0, 1):
+        paths.append(tmp_path / f"p{seed}.json")
+        paths[-1].write_text(json.dumps(generate_package("base", seed=seed)))
+    real = solve_cli.solve
+
+    def with_a_log_line(*args: Any, **kwargs: Any) -> Any:
+        results = real(*args, **kwargs)
+        kwargs["log"](None)  # a progress line, as a long solve sends them
+        return results
+
+    monkeypatch.setattr(solve_cli, "solve", with_a_log_line)
+    monkeypatch.setattr(solve_cli, "LONG_SOLVE_NOTICE", 0.0)
+    assert main(["solve", str(paths[0]), str(paths[1]), "--json"]) == 0
+    assert capsys.readouterr().err.count("still solving after") == 1

@@ -133,8 +133,10 @@ def budgets_for(package: Package, args: argparse.Namespace) -> list[float] | Non
     return None
 
 
-def solve_package(package: Package, args: argparse.Namespace) -> tuple[list[SolveResult], list[dict[str, Any]]]:
-    log = SolveLog(verbose=args.verbose, notice=args.time_limit is None)
+def solve_package(package: Package, args: argparse.Namespace,
+                  log: SolveLog | None = None) -> tuple[list[SolveResult], list[dict[str, Any]]]:
+    if log is None:
+        log = SolveLog(verbose=args.verbose, notice=args.time_limit is None)
     package = with_group_capacity(package, args.group_capacity)
     results = solve(package, budgets=budgets_for(package, args), time_limit=args.time_limit,
                     node_limit=args.node_limit, log=log, finish=None if args.finish == "none" else args.finish,
@@ -185,12 +187,13 @@ def _run(args: argparse.Namespace) -> int:
     failures = solved = disagree = uncertified = 0
     rows: list[list[Any]] = []
     interrupted = False
+    log = SolveLog(verbose=args.verbose, notice=args.time_limit is None)  # one notice per command
     for entry in read_entries(args.paths):
         try:
             if entry.error is not None:
                 raise entry.error
             assert entry.package is not None
-            results, records = solve_package(entry.package, args)
+            results, records = solve_package(entry.package, args, log)
         except UsageError:
             raise
         except MemauditError as exc:
