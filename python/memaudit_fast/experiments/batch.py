@@ -370,6 +370,8 @@ def run_batch(
         if str(p) != STDIN and not p.exists():
             raise UsageError(f"SET {p}: no such file or directory; give a package, a .jsonl set or a "
                              "directory that exists")
+        if p.is_dir() and not os.access(p, os.R_OK | os.X_OK):
+            raise UsageError(f"SET {p}: this directory cannot be read (permission denied); give one you may read")
     if isinstance(out, str) and out.endswith(("/", os.sep)):
         raise UsageError(f"--out {out} names a directory; give the results file's name, e.g. {out.rstrip('/' + os.sep)}/results.jsonl")
     output = open_output(Path(out), input_paths, options, resume=resume, overwrite=overwrite)
@@ -398,6 +400,9 @@ def run_batch(
         _drive(input_paths, output, options, summary, progress, counter, runner, size, own,
                ramp=chunk_size is None)
         os.fsync(output.fd)
+    except BaseException:
+        output.abandon_if_empty()  # a file this run made and wrote nothing to goes away
+        raise
     finally:
         runner.close()
         os.close(output.fd)

@@ -359,6 +359,7 @@ class Output:
     done: Done
     created: bool  # the file did not exist before this run
     keep_bytes: int | None  # where start() cuts the file (None: as it is)
+    made: tuple[Path, ...] = ()  # directories made for it, deepest first
 
     def start(self) -> None:
         """Drop a torn last line (resume) or the old records (overwrite): the run begins."""
@@ -368,10 +369,19 @@ class Output:
     def abandon(self) -> None:
         """Close without having started: an empty file this run created goes away."""
         try:
-            if self.created and os.fstat(self.fd).st_size == 0:
-                self.path.unlink(missing_ok=True)
+            self.abandon_if_empty()
         finally:
             os.close(self.fd)
+
+    def abandon_if_empty(self) -> None:
+        """Remove the file if this run created it and it is still empty (the caller closes it)."""
+        if self.created and os.fstat(self.fd).st_size == 0:
+            self.path.unlink(missing_ok=True)
+            for folder in self.made:
+                try:
+                    folder.rmdir()  # only while empty
+                except OSError:
+                    break
 
 
 def _holds_other_than_results(path: Path) -> bool:
@@ -430,6 +440,11 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
         raise UsageError(f"{out} exists and is not a regular file; choose another --out")
     if existed and not resume and not overwrite and out.stat().st_size > 0:
         raise UsageError(f"{out} already exists; pass --resume to continue it or --force to replace it")
+    made = []  # the missing directories above the file, which abandon() removes again
+    for folder in [out.parent, *out.parent.parents]:
+        if folder.exists():
+            break
+        made.append(folder)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -463,9 +478,9 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
         elif overwrite:
             keep = 0
     except BaseException:
-        Output(out, fd, Done(), not existed, None).abandon()
+        Output(out, fd, Done(), not existed, None, tuple(made)).abandon()
         raise
-    return Output(out, fd, done, not existed, keep)
+    return Output(out, fd, done, not existed, keep, tuple(made))
 
 
 def _read_whole(fd: int) -> bytes:
