@@ -606,3 +606,15 @@ def test_the_long_solve_notice_comes_once_per_command(
     monkeypatch.setattr(solve_cli, "LONG_SOLVE_NOTICE", 0.0)
     assert main(["solve", str(paths[0]), str(paths[1]), "--json"]) == 0
     assert capsys.readouterr().err.count("still solving after") == 1
+
+
+def test_arguments_of_the_wrong_kind_are_refused_up_front(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    data = generate_package("base", seed=0)
+    with pytest.raises(UsageError, match="time_limit"):
+        solve(data, 8.0, time_limit="1")  # type: ignore[arg-type]  # accepted before, as budget='8' was not
+    with pytest.raises(UsageError, match="log"):
+        solve(data, 8.0, log="print")  # type: ignore[arg-type]  # a TypeError a second into the solve before
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    assert main(["solve", str(path), "--budget-fracs", "1e308"]) == 2
+    assert "--budget-fracs" in capsys.readouterr().err  # it said "budgets must be finite ..., got inf"

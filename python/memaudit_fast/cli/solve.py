@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import signal
 import sys
 import threading
@@ -125,7 +126,12 @@ def budgets_for(package: Package, args: argparse.Namespace) -> list[float] | Non
         return [float(b) for group in args.budgets for b in group]
     if args.budget_fracs:
         total = package.total_cost()
-        return [float(f) * total for f in args.budget_fracs]
+        budgets = [float(f) * total for f in args.budget_fracs]
+        for f, b in zip(args.budget_fracs, budgets):
+            if not math.isfinite(b):
+                raise PackageError(f"--budget-fracs {f:g} times the total cost {total:g} is not a finite budget; "
+                                   "give a smaller fraction", package_id=package.package_id)
+        return budgets
     if not package.budgets:
         # A failure of this package, as a file that cannot be read is: the others are solved.
         raise PackageError("the package has no budgets; give --budget or --budget-fracs", package_id=package.package_id,

@@ -293,8 +293,10 @@ def solve(
             solve, compiled, budget, budgets, time_limit=time_limit, node_limit=node_limit, cancel=cancel,
             log=log, log_interval=log_interval, finish=finish, handoff_after=handoff_after)
     todo, single = _budget_list(budget, budgets, compiled.budgets, compiled.package_id)
-    if time_limit is not None and (isinstance(time_limit, bool) or not float(time_limit) >= 0):
-        raise UsageError(f"time_limit must be >= 0 seconds, got {time_limit!r}")
+    if time_limit is not None and (isinstance(time_limit, (bool, str, bytes)) or not float(time_limit) >= 0):
+        raise UsageError(f"time_limit must be a number of seconds >= 0, got {time_limit!r}")
+    if log is not None and not callable(log):
+        raise UsageError(f"log must be a function taking one progress line (or None), got {log!r}")
     if node_limit is not None and (isinstance(node_limit, bool) or int(node_limit) != node_limit or node_limit < 0):
         raise UsageError(f"node_limit must be a non-negative integer, got {node_limit!r}")
     if node_limit is not None and node_limit > MAX_NODE_LIMIT:
