@@ -151,3 +151,15 @@ def test_raw_members_keep_their_shape(tmp_path):
     members = list(iter_raw_members([path, tmp_path / "missing.json"]))
     assert [m[1] for m in members] == ["text", "text", "error"]
     assert members[1][0].endswith("line 3")
+
+
+def test_a_set_under_another_suffix_is_told_to_be_named_jsonl(tmp_path):
+    # It said only "not valid JSON (Extra data); the file may be truncated or hand-edited".
+    path = tmp_path / "set.ndjson"
+    path.write_text("\n".join(json.dumps(pkg(k)) for k in range(2)) + "\n")
+    with pytest.raises(PackageError, match="name it .jsonl"):
+        load_package(path)
+    (tmp_path / "bad.json").write_text('{"a": 1} x')
+    with pytest.raises(PackageError) as caught:
+        load_package(tmp_path / "bad.json")
+    assert "jsonl" not in str(caught.value)  # junk after an object is not a set

@@ -282,6 +282,9 @@ def parse_careful(text: str, *, source: str, record: str | None = None, max_dept
     except json.JSONDecodeError as exc:
         where = at(exc.pos)
         hint = "; the file may be truncated or hand-edited" if record is None else ""
+        if record is None and exc.msg == "Extra data" and text[exc.pos:exc.pos + 1] == "{":
+            # One object after another: a set of packages one per line, under another suffix.
+            hint = "; it holds more than one JSON object, as a set of packages one per line does: name it .jsonl"
         raise PackageError(f"not valid JSON ({exc.msg}){hint}", source=source, record=where) from None
     except RecursionError:
         raise PackageError(
