@@ -149,17 +149,18 @@ def solve_package(package: Package, args: argparse.Namespace,
                     handoff_after=args.handoff_after)
     if args.certify != "none":
         records: list[dict[str, Any]] = []
+        stopped = False
         for result in results:
-            if records and records[-1].get("certificate", {}).get("status") == "interrupted":
-                records.append(_not_certified(result, args.certify))
-                continue
-            try:
-                records += certify_results(package, [result], args.certify, time_limit=args.time_limit,
-                                           write_model=args.write_model)
-            except KeyboardInterrupt:
-                # Ctrl-C or SIGTERM while a MILP certifies: the solves are kept and printed,
-                # the certificates not made say so, and the command ends as interrupted.
-                records.append(_not_certified(result, args.certify))
+            if not stopped:
+                try:
+                    records += certify_results(package, [result], args.certify, time_limit=args.time_limit,
+                                               write_model=args.write_model)
+                    continue
+                except KeyboardInterrupt:
+                    # Ctrl-C or SIGTERM while a MILP certifies: the solves are kept and printed,
+                    # the certificates not made say so, and the command ends as interrupted.
+                    stopped = True
+            records.append(_not_certified(result, args.certify))
     else:
         records = [r.to_record() for r in results]
     if args.budget_fracs:

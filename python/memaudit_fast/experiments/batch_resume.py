@@ -33,6 +33,7 @@ from ..results.records import (
     parse_results,
     plain_number,
 )
+from ..solve.exact import MAX_NODE_LIMIT
 
 __all__ = ["DIGEST_SCHEME", "BatchOptions", "format_number", "member_digest", "open_output", "read_done", "unique", "write_all"]
 
@@ -98,7 +99,7 @@ class BatchOptions:
         if self.time_limit is not None and not (self.time_limit >= 0):
             raise UsageError(f"time limit must be >= 0 seconds, got {self.time_limit!r}")
         if self.node_limit is not None and (isinstance(self.node_limit, bool) or int(self.node_limit) != self.node_limit
-                                            or not 0 <= self.node_limit <= 2**63 - 1):
+                                            or not 0 <= self.node_limit <= MAX_NODE_LIMIT):
             raise UsageError(f"node limit must be an integer from 0 to 2^63 - 1, got {self.node_limit!r}")
         if self.group_capacity is not None and (type(self.group_capacity) is not int or self.group_capacity < 1):
             raise UsageError(f"--group-capacity must be an integer >= 1, got {self.group_capacity!r}")
@@ -311,7 +312,7 @@ DIGEST_CHARS = 32  # BLAKE2b-128: as strong as needed to key content, twice as f
 # numbers and key order as written; the core's compact_json, a few microseconds a package), so
 # the same package as a .jsonl line, a pretty-printed .json file or a .json.gz file is one
 # member. An artifact directory is keyed by its files' names and bytes (the scheme is one of
-# the options a results file records: batch_resume.DIGEST_SCHEME).
+# the options a results file records: DIGEST_SCHEME).
 def _digest_json(text: bytes, h: Any) -> None:
     h.update(b"json\0")
     h.update(_core.compact_json(text))
