@@ -250,16 +250,19 @@ void BranchAndBound::restore(const Level& level) {
     cost_ = level.cost;
 }
 
-bool BranchAndBound::halted() {
-    if (stop_requested_ || poll_said_stop_) return true;
-    if (limits_.cancel && limits_.cancel->load(std::memory_order_relaxed)) return true;
-    const auto now = Clock::now();
-    if (now >= limits_.deadline) return true;
-    if (limits_.poll && now >= next_poll_) {
+bool BranchAndBound::poll_says_stop(Clock::time_point now) {
+    if (!poll_said_stop_ && limits_.poll && now >= next_poll_) {
         next_poll_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.poll_interval));
         poll_said_stop_ = limits_.poll();
     }
     return poll_said_stop_;
+}
+
+bool BranchAndBound::halted() {
+    if (stop_requested_ || poll_said_stop_) return true;
+    if (limits_.cancel && limits_.cancel->load(std::memory_order_relaxed)) return true;
+    const auto now = Clock::now();
+    return now >= limits_.deadline || poll_says_stop(now);
 }
 
 bool BranchAndBound::should_stop() {
@@ -277,12 +280,9 @@ bool BranchAndBound::should_stop() {
         status_ = SolveStatus::TimeLimit;
         return true;
     }
-    if (limits_.poll && now >= next_poll_) {
-        next_poll_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.poll_interval));
-        if (limits_.poll()) {
-            status_ = SolveStatus::Interrupted;
-            return true;
-        }
+    if (poll_says_stop(now)) {
+        status_ = SolveStatus::Interrupted;
+        return true;
     }
     return false;
 }

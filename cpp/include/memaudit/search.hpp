@@ -193,6 +193,8 @@ class BranchAndBound {
     // callback, the deadline, the cancel token, a pending Ctrl-C seen by the poll). The tree's
     // next should_stop() then reports it with its status.
     bool halted();
+    // The poll (a pending Ctrl-C), asked at most every poll_interval; its "stop" is kept.
+    bool poll_says_stop(Clock::time_point now);
     // Largest bound of any part of the tree not yet closed (>= OPT while the search runs).
     double current_upper_bound() const;
     // Whether the root's bound is more than a couple of lattice steps (or a small relative
