@@ -112,6 +112,14 @@ def test_interrupt_during_long_solves_stops_keeps_what_finished_and_says_how_to_
     assert "--resume" in err and "interrupted" in err
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) == EASY * 2 and all(r["status"] == "optimal" for r in records)
+    if backend == "ray":
+        # Stopped while its Ray was still starting, the batch exits without waiting for it:
+        # Ray's processes and the reaper end just after it (a parent-death signal, the pipe).
+        tick = threading.Event()
+        for _ in range(REAP * 10):
+            if not any(alive(pid) for pid in workers):
+                break
+            tick.wait(0.1)
     assert not any(alive(pid) for pid in workers)
 
 
@@ -221,6 +229,75 @@ def test_sigterm_to_the_process_group_stops_a_run_with_its_own_local_ray_in_orde
     assert len(out.read_text().splitlines()) >= EASY * 2
     # Before, when it did not abort, ray.shutdown waited on the dead GCS for half a minute.
     assert took < 15, f"took {took:.1f} s to stop"
+
+
+def ray_processes() -> dict[int, str]:
+    """The Ray processes on this machine (GCS, raylet, agents, workers) by their titles."""
+    marks = ("ray::", "raylet", "gcs_server", "/ray/dashboard/", "runtime_env", "default_worker.py")
+    pids = [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+    return {pid: title for pid, title in titles(pids).items() if any(m in title for m in marks) and alive(pid)}
+
+
+@NEEDS_RAY
+def test_ctrl_c_while_the_local_ray_starts_stops_at_once_and_leaves_no_ray_process(tmp_path):
+    # ray.init cannot be interrupted: the run waited for it (and then for Ray's shut-down),
+    # 2-4 s after Ctrl-C. It now exits at once; Ray's processes die with it.
+    before = set(ray_processes())
+    set_path = easy_then_hard(tmp_path / "set.jsonl", hard=3)
+    out = tmp_path / "out.jsonl"
+    proc = start(command(set_path, out, "--backend", "ray", "--workers", "2", "--chunk-size", "1"))
+    wait_for_lines(out, EASY * 2, proc)  # the driver scored these itself: Ray takes seconds more
+    os.kill(proc.pid, signal.SIGINT)
+    began = time.monotonic()
+    _, err = proc.communicate(timeout=HANG)
+    took = time.monotonic() - began
+    assert proc.returncode == 130, err
+    assert "--resume" in err and "interrupted" in err
+    assert "Token authentication" not in err  # Ray's notice on every start of its own
+    assert len(out.read_text().splitlines()) == EASY * 2
+    assert took < 1.5, f"took {took:.1f} s to stop"
+    tick = threading.Event()
+    left = {}
+    for _ in range(REAP * 10):
+        left = {pid: title for pid, title in ray_processes().items() if pid not in before}
+        if not left:
+            break
+        tick.wait(0.1)
+    assert not left, f"outlived the stopped batch: {left}"
+
+
+@NEEDS_RAY
+def test_a_run_stopped_while_its_ray_starts_returns_and_the_next_run_starts_its_own(tmp_path):
+    import ray
+
+    from memaudit_fast.experiments import ray_runner
+
+    set_path = easy_then_hard(tmp_path / "set.jsonl", hard=1)
+    out = tmp_path / "out.jsonl"
+    pressed: list[int] = []
+
+    class Interrupting:
+        """Presses Ctrl-C once the easy packages are written (by the driver: Ray is starting)."""
+
+        total = None
+
+        def set_total(self, total: int | None) -> None:
+            self.total = total
+
+        def update(self, n: int = 1, *, failed: int = 0) -> None:
+            if out.read_bytes().count(b"\n") >= EASY * 2 and not pressed:
+                pressed.append(1)
+                signal.raise_signal(signal.SIGINT)
+
+    summary = run_batch([set_path], out, BatchOptions(time_limit=600), workers=2, backend="ray", chunk_size=1,
+                        progress=Interrupting())  # type: ignore[arg-type]
+    assert pressed and summary.interrupted and summary.packages == EASY
+    assert ray_runner.start_abandoned()  # returned without waiting for ray.init
+    # The next run waits for that start to end (and its Ray to be shut down), then starts its own.
+    write_package_set([dict(generate_package("base", seed=k), budgets=[2]) for k in range(3)], tmp_path / "easy.jsonl")
+    again = run_batch([tmp_path / "easy.jsonl"], tmp_path / "again.jsonl", BatchOptions(), workers=1, backend="ray")
+    assert again.packages == 3 and again.failed == 0 and not again.interrupted
+    assert not ray_runner.start_abandoned() and not ray.is_initialized()
 
 
 def test_ctrl_c_while_threads_solve_returns_promptly_in_process(tmp_path):

@@ -115,11 +115,14 @@ def _first_clause(sub: argparse.ArgumentParser) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _printable_streams()
-    parser = build_parser()
     try:
+        parser = build_parser()  # imports the commands' modules: a second or so
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
         return int(exc.code or 0)
+    except KeyboardInterrupt:  # before anything started: nothing to keep
+        print("memaudit: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if not getattr(args, "run", None):
         print_short_usage(parser)
         return EXIT_BAD_INPUT
@@ -156,4 +159,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
-    sys.exit(main())
+    code = main()
+    ray_runner = sys.modules.get("memaudit_fast.experiments.ray_runner")
+    if ray_runner is not None and ray_runner.start_abandoned():
+        # A batch stopped while its local Ray was still starting: exit without waiting for
+        # ray.init, and without Python's exit handlers, Ray's among them, which would shut
+        # down a Ray still being started. Ray's processes die with this one.
+        import os
+
+        ray_runner.reap_abandoned()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)

@@ -393,6 +393,7 @@ def run_batch(
     own = _own_file(output)  # the results file, when it sits in a set directory read here
     counter = Counter(input_paths, own) if shown else None
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt) if own_term else None
+    stopped = True  # by Ctrl-C or an error: then a local Ray still starting is not waited for
     try:
         output.start()
         if counter is not None:
@@ -400,11 +401,12 @@ def run_batch(
         _drive(input_paths, output, options, summary, progress, counter, runner, size, own,
                ramp=chunk_size is None)
         os.fsync(output.fd)
+        stopped = summary.interrupted
     except BaseException:
         output.abandon_if_empty()  # a file this run made and wrote nothing to goes away
         raise
     finally:
-        runner.close()
+        runner.close(stopped)
         os.close(output.fd)
         if previous_term is not None:
             signal.signal(signal.SIGTERM, previous_term)

@@ -6,7 +6,8 @@ in worker processes (``local``) or as Ray tasks (``ray``), behind one small inte
 without waiting whether it is in, ``interrupt()`` asks
 running work to stop early (work that honours it returns what it finished), ``wait(handle,
 timeout)`` says whether a chunk finished, ``stop()`` ends unfinished work now and ``close()``
-releases the workers.
+releases the workers (``close(stopped=True)`` after Ctrl-C or an error: a local Ray still
+starting is not waited for).
 ``depth`` is how many chunks to keep in flight. The caller keeps the handles in order, so
 results come back in task order whatever the backend.
 
@@ -250,7 +251,7 @@ class SerialRunner:
     def stop(self) -> None:
         pass
 
-    def close(self) -> None:
+    def close(self, stopped: bool = False) -> None:
         pass
 
 
@@ -287,7 +288,7 @@ class ThreadRunner:
         self.cancel.cancel()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def close(self) -> None:
+    def close(self, stopped: bool = False) -> None:
         self.pool.shutdown(wait=True)
 
 
@@ -437,7 +438,7 @@ class ProcessRunner(ThreadRunner):
         kill_pool(self.pool)
         self._close_pipe()
 
-    def close(self) -> None:
+    def close(self, stopped: bool = False) -> None:
         self.pool.shutdown(wait=True)
         self._close_pipe()
 

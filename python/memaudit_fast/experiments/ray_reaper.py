@@ -23,40 +23,52 @@ __all__ = ["RayReaper", "descendants"]
 # reused since is left alone). A program of its own, not an import of this package: it starts
 # in milliseconds and holds nothing but the pipe.
 _REAPER = r"""
-import os, signal, sys
-def started(pid):
+import os, signal, sys, time
+def stat(pid):
     try:
         with open("/proc/%d/stat" % pid, "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[19]
+            return f.read().rsplit(b")", 1)[1].split()
     except OSError:
         return None
-known, sessions = {}, set()
+def kill(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+known, names, sids = {}, set(), set()
 for line in sys.stdin.buffer:
     first, second = line.split()
     if first == b"session":
-        sessions.add(second)
+        names.add(second)
+    elif first == b"sid":
+        sids.add(int(second))
     else:
         known[int(first)] = second
 for pid, start in known.items():
-    if started(pid) == start:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-# A worker the raylet started in the last half second was not reported yet: its command
-# line still names the Ray session.
-for entry in os.listdir("/proc"):
-    if entry.isdigit() and int(entry) != os.getpid() and sessions:
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as f:
-                line = f.read()
-        except OSError:
+    fields = stat(pid)
+    if fields is not None and fields[19] == start:
+        kill(pid)
+# What was started in the last half second is not reported yet: a raylet's agents and workers
+# are in its session (the raylet leads one of its own), and a worker's command line names the
+# Ray session. Twice, for a process forked while the first pass ran.
+sids.discard(os.getsid(0))
+for _ in range(2):
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
             continue
-        if any(b"--session-name=" + name in line for name in sessions):
+        fields = stat(int(entry))
+        if fields is not None and int(fields[3]) in sids:
+            kill(int(entry))
+            continue
+        if names:
             try:
-                os.kill(int(entry), signal.SIGKILL)
+                with open("/proc/%s/cmdline" % entry, "rb") as f:
+                    line = f.read()
             except OSError:
-                pass
+                continue
+            if any(b"--session-name=" + name in line for name in names):
+                kill(int(entry))
+    time.sleep(0.1)
 """
 
 
@@ -66,6 +78,13 @@ def _start_time(pid: int) -> bytes | None:
             return handle.read().rsplit(b")", 1)[1].split()[19]
     except OSError:
         return None
+
+
+def _leads_session(pid: int) -> bool:
+    try:
+        return os.getsid(pid) == pid
+    except OSError:
+        return False
 
 
 def _session_name(pid: int) -> bytes | None:
@@ -114,6 +133,7 @@ class RayReaper:
         self.sent: set[int] = set()
         self.sessions: set[bytes] = set()  # Ray session names seen in command lines
         self.stopped = threading.Event()
+        self.lock = threading.Lock()  # the follower and catch_up both tell
         # Ray starts its processes during ray.init and the raylet its agents and workers after
         # it: every half second the reaper hears of the processes below this one.
         self.follower = threading.Thread(target=self._follow, name="memaudit-ray-reaper", daemon=True)
@@ -142,6 +162,10 @@ class RayReaper:
                 return
 
     def watch(self, pids: list[int]) -> None:
+        with self.lock:
+            self._tell(pids)
+
+    def _tell(self, pids: list[int]) -> None:
         lines = []
         for pid in pids:
             if pid in self.sent:
@@ -154,10 +178,20 @@ class RayReaper:
                 if session is not None and session not in self.sessions:
                     self.sessions.add(session)
                     lines.append(b"session %s\n" % session)
+                if _leads_session(pid):  # GCS and raylet, in sessions of their own
+                    lines.append(b"sid %d\n" % pid)
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(b"".join(lines))
             self.proc.stdin.flush()
+        except OSError:
+            pass
+
+    def catch_up(self) -> None:
+        """Tell the reaper now of the processes below this one (before an exit that does not
+        wait for a Ray still starting)."""
+        try:
+            self.watch(descendants(os.getpid(), exclude={self.pid}))
         except OSError:
             pass
 

@@ -4,6 +4,7 @@ a cluster reached at ``--ray-address``. It has the runner interface of :mod:`.pa
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import sys
@@ -13,6 +14,35 @@ from typing import Any
 
 from ..errors import UsageError
 from .ray_reaper import RayReaper
+
+# Local Rays that a stopped run left starting (ray.init cannot be interrupted): the thread of
+# each shuts its Ray down once it is up. A new run waits for them; a program about to exit need
+# not (see reap_abandoned).
+_ABANDONED: list[RayRunner] = []
+
+
+def start_abandoned() -> bool:
+    """Whether a local Ray that a stopped run left starting is still coming up."""
+    return any(runner.starter is not None and runner.starter.is_alive() for runner in _ABANDONED)
+
+
+def reap_abandoned() -> None:
+    """Before an exit that does not wait for a Ray still starting (``os._exit``): the reaper
+    hears now of every process Ray started, and ends them as this process ends (GCS and raylet
+    die with it anyway, by Ray's parent-death signal). Not before: a driver whose raylet dies
+    exits at once, with status 1."""
+    for runner in _ABANDONED:
+        if runner.reaper is not None:
+            runner.reaper.catch_up()
+
+
+def _finish_abandoned() -> None:
+    """At a normal exit: let the Rays left starting come up and shut down (registered after
+    Ray's own exit handler, so it runs first: that one would shut down a Ray being started)."""
+    while _ABANDONED:
+        starter = _ABANDONED.pop().starter
+        if starter is not None:
+            starter.join()
 
 
 class _InDriver:
@@ -47,6 +77,7 @@ class RayRunner:
 
         from ..solve.exact import CancelToken
 
+        _finish_abandoned()  # a Ray an earlier run left starting is shut down first
         self.ray, self.fn, self.local_args = ray, fn, args
         self.workers, self.address = workers, address
         self.interrupted = interrupted
@@ -58,6 +89,7 @@ class RayRunner:
         self.closing = threading.Event()
         self.started_here = not ray.is_initialized()
         self.starter: threading.Thread | None = None
+        self.reaper: RayReaper | None = None
         if self.started_here and not address:
             self.starter = threading.Thread(target=self._own_ray, name="memaudit-ray", daemon=True)
             self.starter.start()
@@ -71,7 +103,7 @@ class RayRunner:
         and shuts Ray down. Ray's processes are set to die with the thread that started them
         (Linux's parent-death signal follows the thread), so that thread must outlive the run;
         the agents the raylet starts are not, and a reaper ends them if this process is killed."""
-        reaper = RayReaper.start()
+        reaper = self.reaper = RayReaper.start()
         try:
             self._start()
             self.closing.wait()
@@ -88,9 +120,12 @@ class RayRunner:
         try:
             if self.started_here:
                 # From a thread, ray.init warns that it leaves SIGTERM alone: the batch
-                # handles SIGTERM itself.
-                quiet = _DropRecord("SIGTERM handler is not set")
-                logging.getLogger("ray._private.worker").addFilter(quiet)
+                # handles SIGTERM itself. A Ray of the run's own also says, on every run,
+                # that it uses token authentication, Ray's default (a Ray without it still
+                # warns).
+                quiet = _DropRecord("SIGTERM handler is not set", "Token authentication is enabled")
+                for name in _QUIETED:
+                    logging.getLogger(name).addFilter(quiet)
                 try:
                     if self.address:
                         _check_reachable(self.address)
@@ -103,7 +138,8 @@ class RayRunner:
                             ray.init(address="local", num_cpus=self.workers, include_dashboard=False,
                                      log_to_driver=False, logging_level=logging.WARNING)
                 finally:
-                    logging.getLogger("ray._private.worker").removeFilter(quiet)
+                    for name in _QUIETED:
+                        logging.getLogger(name).removeFilter(quiet)
             cpus = int(ray.cluster_resources().get("CPU", self.workers)) if self.address else self.workers
             self.depth = 2 * max(1, cpus)
             self.remote = ray.remote(num_cpus=1)(self.fn)
@@ -112,7 +148,9 @@ class RayRunner:
                 # A new worker imports this package on its first task; with one small task
                 # each, that happens while the driver still scores chunks itself.
                 warm = ray.remote(num_cpus=1)(_loaded)
-                ray.get([warm.remote(self.fn) for _ in range(self.workers)])
+                loading = [warm.remote(self.fn) for _ in range(self.workers)]
+                while loading and not self.closing.is_set():  # a run stopped meanwhile waits for nothing
+                    _, loading = ray.wait(loading, num_returns=len(loading), timeout=0.05)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = self.address or "local"
             kept = "; what was scored before is kept and --resume continues" if self.starter else ""
@@ -169,9 +207,18 @@ class RayRunner:
             self.ray.cancel(handle, force=True)
         self.outstanding.clear()
 
-    def close(self) -> None:
+    def close(self, stopped: bool = False) -> None:
+        """Shut down a local Ray started here; a run that was ``stopped`` (Ctrl-C, an error)
+        does not wait for one still starting."""
         if self.starter is not None:
             self.closing.set()
+            if stopped and not self.ready.is_set():
+                # Still in ray.init (1-2 s more, and it cannot be interrupted): the thread
+                # shuts Ray down once it is up.
+                if not _ABANDONED:
+                    atexit.register(_finish_abandoned)
+                _ABANDONED.append(self)
+                return
             self.starter.join()
         elif self.started_here and self.ray.is_initialized():
             self.ray.shutdown()
@@ -282,11 +329,16 @@ def _loaded(fn: Callable[..., Any]) -> int:
     return os.getpid()
 
 
-class _DropRecord:
-    """A logging filter that drops records whose message contains ``text``."""
+# The loggers of what _DropRecord drops while a Ray starts.
+_QUIETED = ("ray._private.worker", "ray._private.authentication.authentication_token_setup")
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+
+class _DropRecord:
+    """A logging filter that drops records whose message contains one of ``texts``."""
+
+    def __init__(self, *texts: str) -> None:
+        self.texts = texts
 
     def filter(self, record: Any) -> bool:
-        return self.text not in record.getMessage()
+        message = record.getMessage()
+        return not any(text in message for text in self.texts)
