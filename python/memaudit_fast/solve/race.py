@@ -117,8 +117,8 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
             elif budget_stop is not None:
                 # First the root LP with the search's cuts (solve/root_lp.py): its bound goes to
                 # the search, which prunes with it, and every store HiGHS finds is held up to it.
-                if race.stop.wait(max(0.0, race.runs_at - time.monotonic())):
-                    return
+                # It starts with the model, before handoff_after (on the other core), so that
+                # HiGHS runs that much sooner.
                 lp = root_lp(compiled, build_milp(compiled, budget), stop=race.stop)
                 if lp is not None:
                     race.lp_bound = lp.bound
