@@ -16,7 +16,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -112,15 +114,9 @@ def test_interrupt_during_long_solves_stops_keeps_what_finished_and_says_how_to_
     assert "--resume" in err and "interrupted" in err
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) == EASY * 2 and all(r["status"] == "optimal" for r in records)
-    if backend == "ray":
-        # Stopped while its Ray was still starting, the batch exits without waiting for it:
-        # Ray's processes and the reaper end just after it (a parent-death signal, the pipe).
-        tick = threading.Event()
-        for _ in range(REAP * 10):
-            if not any(alive(pid) for pid in workers):
-                break
-            tick.wait(0.1)
-    assert not any(alive(pid) for pid in workers)
+    # Stopped while its Ray was still starting, a Ray batch exits without waiting for it: Ray's
+    # processes and the reaper end just after it (a parent-death signal, the pipe).
+    assert not still_there(lambda: {pid for pid in workers if alive(pid)}, REAP if backend == "ray" else 0)
 
 
 def test_resume_after_an_interrupt_keeps_the_finished_records(tmp_path):
@@ -157,6 +153,28 @@ def test_workers_die_when_the_batch_is_killed(tmp_path):
                 break
             deadline_ok.wait(0.05)
         assert deadline_ok.is_set(), f"worker {pid} outlived the killed batch"
+
+
+def stop_interrupted(proc: subprocess.Popen[str], sig: int, group: bool = False) -> tuple[str, float]:
+    """Send ``sig`` to the batch (or its process group); check that it stopped as interrupted
+    runs do (exit 130, the resume command); its stderr and the seconds it took to exit."""
+    (os.killpg if group else os.kill)(proc.pid, sig)
+    began = time.monotonic()
+    _, err = proc.communicate(timeout=HANG)
+    took = time.monotonic() - began
+    assert proc.returncode == 130, err
+    assert "--resume" in err and "interrupted" in err
+    return err, took
+
+
+def still_there(find: Callable[[], Collection[Any]], seconds: float | None = None) -> Collection[Any]:
+    """What ``find`` still reports after up to ``seconds`` (default REAP) of polling."""
+    deadline = time.monotonic() + (REAP if seconds is None else seconds)
+    left = find()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = find()
+    return left
 
 
 # Seconds within which a killed Ray batch's processes must be gone. Without the reaper
@@ -201,16 +219,10 @@ def test_a_local_ray_dies_with_the_batch_that_started_it_even_by_sigkill(tmp_pat
     from memaudit_fast.experiments.ray_reaper import descendants
 
     proc, _ = start_with_local_ray(tmp_path)
-    tick = threading.Event()
     below = titles(descendants(proc.pid))
     os.kill(proc.pid, signal.SIGKILL)  # the batch alone, not its process group
     proc.communicate(timeout=HANG)
-    left = below
-    for _ in range(REAP * 10):
-        left = {pid: title for pid, title in left.items() if alive(pid)}
-        if not left:
-            break
-        tick.wait(0.1)
+    left = still_there(lambda: {pid: title for pid, title in below.items() if alive(pid)})
     assert not left, f"outlived the killed batch: {left}"
 
 
@@ -220,15 +232,28 @@ def test_sigterm_to_the_process_group_stops_a_run_with_its_own_local_ray_in_orde
     # raylet were in it: they died at once, and ray.shutdown then aborted the batch (exit 134,
     # no summary, no resume command). They now run in a session of their own.
     proc, out = start_with_local_ray(tmp_path)
-    os.killpg(proc.pid, signal.SIGTERM)
-    began = time.monotonic()
-    _, err = proc.communicate(timeout=HANG)
-    took = time.monotonic() - began
-    assert proc.returncode == 130, err
-    assert "--resume" in err and "interrupted" in err
+    _, took = stop_interrupted(proc, signal.SIGTERM, group=True)
     assert len(out.read_text().splitlines()) >= EASY * 2
     # Before, when it did not abort, ray.shutdown waited on the dead GCS for half a minute.
     assert took < 15, f"took {took:.1f} s to stop"
+
+
+class CtrlCAfterEasy:
+    """A progress display that presses Ctrl-C (in the main thread, where it is called) once
+    ``out`` holds the easy packages' records."""
+
+    total = None
+
+    def __init__(self, out: Path) -> None:
+        self.out, self.pressed = out, False
+
+    def set_total(self, total: int | None) -> None:
+        self.total = total
+
+    def update(self, n: int = 1, *, failed: int = 0) -> None:
+        if not self.pressed and self.out.read_bytes().count(b"\n") >= EASY * 2:
+            self.pressed = True
+            signal.raise_signal(signal.SIGINT)
 
 
 def ray_processes() -> dict[int, str]:
@@ -247,22 +272,11 @@ def test_ctrl_c_while_the_local_ray_starts_stops_at_once_and_leaves_no_ray_proce
     out = tmp_path / "out.jsonl"
     proc = start(command(set_path, out, "--backend", "ray", "--workers", "2", "--chunk-size", "1"))
     wait_for_lines(out, EASY * 2, proc)  # the driver scored these itself: Ray takes seconds more
-    os.kill(proc.pid, signal.SIGINT)
-    began = time.monotonic()
-    _, err = proc.communicate(timeout=HANG)
-    took = time.monotonic() - began
-    assert proc.returncode == 130, err
-    assert "--resume" in err and "interrupted" in err
+    err, took = stop_interrupted(proc, signal.SIGINT)
     assert "Token authentication" not in err  # Ray's notice on every start of its own
     assert len(out.read_text().splitlines()) == EASY * 2
     assert took < 1.5, f"took {took:.1f} s to stop"
-    tick = threading.Event()
-    left = {}
-    for _ in range(REAP * 10):
-        left = {pid: title for pid, title in ray_processes().items() if pid not in before}
-        if not left:
-            break
-        tick.wait(0.1)
+    left = still_there(lambda: {pid: title for pid, title in ray_processes().items() if pid not in before})
     assert not left, f"outlived the stopped batch: {left}"
 
 
@@ -274,24 +288,11 @@ def test_a_run_stopped_while_its_ray_starts_returns_and_the_next_run_starts_its_
 
     set_path = easy_then_hard(tmp_path / "set.jsonl", hard=1)
     out = tmp_path / "out.jsonl"
-    pressed: list[int] = []
-
-    class Interrupting:
-        """Presses Ctrl-C once the easy packages are written (by the driver: Ray is starting)."""
-
-        total = None
-
-        def set_total(self, total: int | None) -> None:
-            self.total = total
-
-        def update(self, n: int = 1, *, failed: int = 0) -> None:
-            if out.read_bytes().count(b"\n") >= EASY * 2 and not pressed:
-                pressed.append(1)
-                signal.raise_signal(signal.SIGINT)
-
+    # Ctrl-C once the easy packages are written (by the driver: Ray is starting).
+    pressing = CtrlCAfterEasy(out)
     summary = run_batch([set_path], out, BatchOptions(time_limit=600), workers=2, backend="ray", chunk_size=1,
-                        progress=Interrupting())  # type: ignore[arg-type]
-    assert pressed and summary.interrupted and summary.packages == EASY
+                        progress=pressing)  # type: ignore[arg-type]
+    assert pressing.pressed and summary.interrupted and summary.packages == EASY
     assert ray_runner.start_abandoned()  # returned without waiting for ray.init
     # The next run waits for that start to end (and its Ray to be shut down), then starts its own.
     write_package_set([dict(generate_package("base", seed=k), budgets=[2]) for k in range(3)], tmp_path / "easy.jsonl")
@@ -303,25 +304,11 @@ def test_a_run_stopped_while_its_ray_starts_returns_and_the_next_run_starts_its_
 def test_ctrl_c_while_threads_solve_returns_promptly_in_process(tmp_path):
     set_path = easy_then_hard(tmp_path / "set.jsonl", hard=2)
     out = tmp_path / "out.jsonl"
-    pressed: list[int] = []
-
-    class Interrupting:
-        """A progress display that presses Ctrl-C once the easy packages are written, while
-        the threads are in the hard solves (the signal is raised here, in the main thread)."""
-
-        total = None
-
-        def set_total(self, total: int | None) -> None:
-            self.total = total
-
-        def update(self, n: int = 1, *, failed: int = 0) -> None:
-            if out.read_bytes().count(b"\n") >= EASY * 2 and not pressed:
-                pressed.append(1)
-                signal.raise_signal(signal.SIGINT)
-
+    # Ctrl-C once the easy packages are written, while the threads are in the hard solves.
+    pressing = CtrlCAfterEasy(out)
     summary = run_batch([set_path], out, BatchOptions(time_limit=600), workers=2,
-                        backend="threads", chunk_size=1, progress=Interrupting())  # type: ignore[arg-type]
-    assert pressed and summary.interrupted
+                        backend="threads", chunk_size=1, progress=pressing)  # type: ignore[arg-type]
+    assert pressing.pressed and summary.interrupted
     assert summary.packages == EASY and summary.records == EASY * 2
 
 
