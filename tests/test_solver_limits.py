@@ -114,6 +114,33 @@ def test_cancel_from_another_thread() -> None:
     assert result.seconds < 30
 
 
+@pytest.mark.parametrize("how", ["cancel", "ctrl-c"])
+def test_a_sweep_stopped_in_one_budget_does_not_search_the_others(how: str) -> None:
+    # Each budget's warm start and root took seconds on large packages, and a stop came only
+    # after all of them. The budgets not begun now keep the stopped budget's store (budgets are
+    # solved in increasing order, so it fits) and a bound that holds: F of every candidate.
+    if how == "ctrl-c" and os.name != "posix":
+        pytest.skip("needs POSIX signals")
+    inst, budget = long_solve_instance()
+    token = _core.CancelToken()
+    timer = threading.Timer(0.3, token.cancel) if how == "cancel" else \
+        threading.Timer(0.3, os.kill, args=(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        results = _core.solve(inst.problem(), [budget, 1.2 * budget, 1.5 * budget], cancel=token, time_limit=60)
+    finally:
+        timer.cancel()
+    first, *rest = results
+    assert first.status == "interrupted" and first.nodes > 0
+    everything = objective(inst, list(range(inst.num_candidates)))
+    for result in rest:
+        assert result.status == "interrupted" and not result.proven_optimal and result.nodes == 0
+        assert list(result.selected) == list(first.selected) and result.value == pytest.approx(first.value)
+        assert is_feasible(inst, [int(u) for u in result.selected], result.budget)
+        assert result.upper_bound == pytest.approx(everything) and result.upper_bound >= result.value
+        assert result.gap == pytest.approx((result.upper_bound - result.value) / result.upper_bound)
+
+
 @pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
 def test_ctrl_c_interrupts_the_search_and_returns_the_incumbent() -> None:
     inst, budget = long_solve_instance()

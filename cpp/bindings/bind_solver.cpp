@@ -271,6 +271,12 @@ void register_solver(py::module_& m) {
                 results = solve_budgets(problem, budgets, options);
             }
             if (callback_error) throw std::move(*callback_error);
+            // A second Ctrl-C while the solve was stopping for the first is the same request:
+            // raised here it would throw away the results of the first (an interrupted record).
+            if (signalled && PyErr_CheckSignals() != 0) {
+                if (!PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) throw py::error_already_set();
+                PyErr_Clear();
+            }
             return results;
         },
         py::arg("problem"), py::arg("budgets"), py::arg("time_limit") = py::none(),

@@ -42,6 +42,13 @@ double on_lattice(double bound, double granularity, double tol) {
     return granularity * std::floor((bound + 0.5 * tol) / granularity);
 }
 
+// Whether the caller asked the whole solve to stop (not one budget: budget_stop, a progress
+// callback's true and the limits end only the budget they concern).
+bool stop_asked(const SolveOptions& options) {
+    if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) return true;
+    return options.poll && options.poll();
+}
+
 } // namespace
 
 void check_solve_inputs(const std::vector<double>& budgets, const SolveOptions& options) {
@@ -86,8 +93,31 @@ std::vector<SolveResult> solve_budgets(const Problem& problem, const std::vector
 
     std::vector<SolveResult> results(budgets.size());
     Store previous; // optimum (or incumbent) of the previous, smaller budget
+    double everything = -1.0; // F(all candidates), once needed
     for (auto index : order) {
         const double budget = budgets[index];
+        if (index != order.front() && stop_asked(options)) { // the first budget's search polls itself
+            // Ctrl-C, the cancel token or a failed callback ends the sweep: a budget not begun
+            // is not searched (its warm start and root alone took seconds on large packages).
+            // It keeps the last budget's store (smaller, so it fits) and the bound F(every
+            // candidate), which holds since F is monotone.
+            if (everything < 0.0) {
+                std::vector<std::int32_t> all(static_cast<std::size_t>(problem.num_candidates));
+                std::iota(all.begin(), all.end(), std::int32_t{0});
+                everything = objective_value(problem, all.data(), all.size());
+            }
+            SolveResult& res = results[index];
+            res.budget = budget;
+            res.status = SolveStatus::Interrupted;
+            for (auto u : previous.candidates) res.selected.push_back(reduced.original[u]);
+            std::sort(res.selected.begin(), res.selected.end());
+            res.value = objective_value(problem, res.selected.data(), res.selected.size());
+            for (auto u : res.selected) res.cost += problem.cost[u];
+            res.upper_bound = res.root_bound = std::max(everything, res.value);
+            res.gap = res.upper_bound > 0.0 ? std::max(0.0, (res.upper_bound - res.value) / res.upper_bound) : 0.0;
+            res.reduced_candidates = reduced.num_candidates;
+            continue;
+        }
         SearchLimits limits;
         limits.deadline = deadline_after(clock_start, options.time_limit);
         limits.node_limit = options.node_limit;
