@@ -180,12 +180,21 @@ class RayReaper:
                     lines.append(b"session %s\n" % session)
                 if _leads_session(pid):  # GCS and raylet, in sessions of their own
                     lines.append(b"sid %d\n" % pid)
+        self._write(lines)
+
+    def _write(self, lines: list[bytes]) -> None:
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(b"".join(lines))
             self.proc.stdin.flush()
-        except OSError:
+        except (OSError, ValueError):  # the reaper is gone, or closed
             pass
+
+    def tell_session(self, pid: int) -> None:
+        """Tell the reaper now of a process that leads a session of its own (a raylet, just
+        started): what it starts later is in that session, and is ended with it."""
+        with self.lock:
+            self._write([b"sid %d\n" % pid])
 
     def catch_up(self) -> None:
         """Tell the reaper now of the processes below this one (before an exit that does not

@@ -134,7 +134,8 @@ class RayRunner:
                         # address="local": a Ray of this run's own. Without it ray.init joins a
                         # Ray already running on this machine (ray start, RAY_ADDRESS) and
                         # refuses num_cpus there: the run ended with exit 2 after its first chunks.
-                        with _own_session(ray), _lean_services(ray):
+                        told = None if self.reaper is None else self.reaper.tell_session
+                        with _own_session(ray, told), _lean_services(ray):
                             ray.init(address="local", num_cpus=self.workers, include_dashboard=False,
                                      log_to_driver=False, logging_level=logging.WARNING)
                 finally:
@@ -263,12 +264,14 @@ def _lean_services(ray: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _own_session(ray: Any) -> Iterator[None]:
+def _own_session(ray: Any, started: Callable[[int], None] | None = None) -> Iterator[None]:
     """While a local Ray starts: its processes (GCS, raylet and the raylet's agents) in a session
     of their own. In the batch's process group, a signal sent to the group (GNU timeout, kill
     -TERM -PGID, a job scheduler) killed them while the batch was stopping in order, and
     ray.shutdown then aborted the batch (SIGABRT: no summary, no resume command). They still
-    die with the batch: Ray's parent-death signal and the reaper do not depend on the group."""
+    die with the batch: Ray's parent-death signal and the reaper do not depend on the group.
+    ``started`` hears of each at once (the reaper: the agents and workers a raylet starts are
+    in its session, even those started just before the batch is killed)."""
     services: Any = getattr(getattr(ray, "_private", None), "services", None)
     original = getattr(services, "ConsolePopen", None)
     if original is None or not isinstance(original, type):  # another Ray: start it as it is
@@ -280,6 +283,8 @@ def _own_session(ray: Any) -> Iterator[None]:
             if sys.platform != "win32":
                 kwargs.setdefault("start_new_session", True)
             super().__init__(*args, **kwargs)
+            if started is not None and kwargs.get("start_new_session"):
+                started(self.pid)
 
     services.ConsolePopen = OwnSession
     try:
