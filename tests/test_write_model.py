@@ -91,7 +91,9 @@ def test_solve_and_certify_commands_write_and_name_the_files(tmp_path, capsys):
     for rec in records:
         (entry,) = rec["certificate"]["model_files"]
         check_files(entry, example_package(), rec["budget"], rec["opt"])
-        assert Path(entry["files"][0]["path"]).name == f"example_lisbon-porto__B{rec['budget']:g}.mps"
+        # The id had a "/" (made "_"): a digest of the id tells it from a package named with "_".
+        assert Path(entry["files"][0]["path"]).name == \
+            f"example_lisbon-porto-{hashlib.sha256(b'example/lisbon-porto').hexdigest()[:8]}__B{rec['budget']:g}.mps"
     results = tmp_path / "results.jsonl"
     results.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "certificate"}) + "\n" for r in records))
     again = tmp_path / "again"
@@ -108,3 +110,23 @@ def test_write_model_needs_a_certifier_and_a_directory(tmp_path, capsys):
     assert main(["solve", str(example_package_path()), "--budget", "8", "--certify", "highs",
                  "--write-model", str(tmp_path / "file"), "--json"]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_write_model_never_writes_over_a_file_and_keeps_packages_apart(tmp_path, capsys):
+    out = tmp_path / "models"
+    args = ["solve", str(example_package_path()), "--budget", "8", "--certify", "highs", "--write-model", str(out),
+            "--json"]
+    assert main(args) == 0
+    capsys.readouterr()
+    before = {f.name: f.read_bytes() for f in out.iterdir()}
+    # Run again into the same directory: refused, each file as it was.
+    assert main(args) == 2
+    assert "exists already" in capsys.readouterr().err
+    assert {f.name: f.read_bytes() for f in out.iterdir()} == before
+    # Ids that read the same once made safe for a file name, and budgets six digits do not
+    # tell apart, get files of their own.
+    from memaudit_fast.solve.milp import model_stem
+
+    assert model_stem("small/base/s0000", 4.0) != model_stem("small_base_s0000", 4.0)
+    assert model_stem("p", 1000000.5) != model_stem("p", 1000000.4)
+    assert model_stem("p", 8.0) == "p__B8"

@@ -348,6 +348,12 @@ def write_milp(
     out_dir = Path(directory)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--write-model {out_dir}: exists and is not a directory; give a directory")
+    targets = [out_dir / f"{stem}.{fmt}" for fmt in formats] if model.num_cols else []
+    for target in [*targets, out_dir / f"{stem}.columns.json"]:
+        if target.exists() or target.is_symlink():
+            # Never written over: it may be another run's (or the user's own) file.
+            raise UsageError(f"--write-model {out_dir}: {target.name} exists already (an earlier run's?); "
+                             "give a new or empty directory, or remove the file")
     out_dir.mkdir(parents=True, exist_ok=True)
     files = []
     if model.num_cols:
@@ -370,6 +376,13 @@ def write_milp(
 
 
 def model_stem(package_id: str, budget: float, suffix: str = "") -> str:
-    """A file-name stem for one (package, budget) model: safe characters only."""
+    """A file-name stem for one (package, budget) model: safe characters only. An id changed to
+    be safe gets a digest of itself (``a/b`` and ``a_b`` would share a name), and a budget that
+    six digits do not spell exactly is written in full (1000000.5 is not 1e+06)."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", package_id).strip("._") or "package"
-    return f"{safe}__B{budget:g}{suffix}"
+    if safe != package_id:
+        safe += "-" + hashlib.sha256(package_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    spelt = f"{budget:g}"
+    if float(spelt) != budget:
+        spelt = repr(float(budget))
+    return f"{safe}__B{spelt}{suffix}"
