@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -618,3 +619,27 @@ def test_arguments_of_the_wrong_kind_are_refused_up_front(tmp_path: Any, capsys:
     path.write_text(json.dumps(data))
     assert main(["solve", str(path), "--budget-fracs", "1e308"]) == 2
     assert "--budget-fracs" in capsys.readouterr().err  # it said "budgets must be finite ..., got inf"
+
+
+def test_the_long_solve_notice_comes_while_a_certificate_runs_too(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The notice came only from the search's progress lines: a MILP certifying for minutes
+    # (no line at all) ran without it.
+    from memaudit_fast.model.examples import example_package_path
+
+    real = solve_cli.certify_results
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.6)  # as a long MILP does, without a progress line
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(solve_cli, "certify_results", slow)
+    monkeypatch.setattr(solve_cli, "LONG_SOLVE_NOTICE", 0.3)
+    assert main(["solve", str(example_package_path()), "--budget", "8", "--certify", "highs", "--json"]) == 0
+    assert capsys.readouterr().err.count("still solving after") == 1
+    # A command done before the notice is due leaves no timer behind to say it later.
+    monkeypatch.setattr(solve_cli, "LONG_SOLVE_NOTICE", 1.0)
+    assert main(["solve", str(example_package_path()), "--budget", "8", "--json"]) == 0
+    time.sleep(1.3)
+    assert "still solving after" not in capsys.readouterr().err

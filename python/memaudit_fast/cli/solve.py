@@ -93,13 +93,33 @@ class SolveLog:
         self.verbose = verbose
         self.notice = notice
         self.started = time.monotonic()
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        if notice:
+            # Also when nothing calls back for a while (a MILP certifying, a long root): a timer.
+            self._timer = threading.Timer(LONG_SOLVE_NOTICE, self._say)
+            self._timer.daemon = True
+            self._timer.start()
 
     def __call__(self, line: Any) -> None:
         if self.verbose:
             print(format_progress(line), file=sys.stderr, flush=True)
         if self.notice and time.monotonic() - self.started >= LONG_SOLVE_NOTICE:
+            self._say()
+
+    def _say(self) -> None:
+        with self._lock:
+            if not self.notice:
+                return
             self.notice = False
-            print(LONG_SOLVE_MESSAGE.format(LONG_SOLVE_NOTICE), file=sys.stderr, flush=True)
+        print(LONG_SOLVE_MESSAGE.format(LONG_SOLVE_NOTICE), file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """The command is done: no notice after it."""
+        with self._lock:
+            self.notice = False
+        if self._timer is not None:
+            self._timer.cancel()
 
 
 def _terminate(signum: int, frame: Any) -> None:
@@ -142,7 +162,7 @@ def budgets_for(package: Package, args: argparse.Namespace) -> list[float] | Non
 def solve_package(package: Package, args: argparse.Namespace,
                   log: SolveLog | None = None) -> tuple[list[SolveResult], list[dict[str, Any]]]:
     if log is None:
-        log = SolveLog(verbose=args.verbose, notice=args.time_limit is None)
+        log = SolveLog(verbose=args.verbose, notice=False)
     package = with_group_capacity(package, args.group_capacity)
     results = solve(package, budgets=budgets_for(package, args), time_limit=args.time_limit,
                     node_limit=args.node_limit, log=log, finish=None if args.finish == "none" else args.finish,
@@ -186,15 +206,18 @@ def run(args: argparse.Namespace) -> int:
     if not args.handoff_after >= 0:
         raise UsageError(f"--handoff-after must be >= 0, got {args.handoff_after}")
     check_certifier(args.certify)
-    with sigterm_as_interrupt():
-        return _run(args)
+    log = SolveLog(verbose=args.verbose, notice=args.time_limit is None)  # one notice per command
+    try:
+        with sigterm_as_interrupt():
+            return _run(args, log)
+    finally:
+        log.close()
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, log: SolveLog) -> int:
     failures = solved = disagree = uncertified = 0
     rows: list[list[Any]] = []
     interrupted = False
-    log = SolveLog(verbose=args.verbose, notice=args.time_limit is None)  # one notice per command
     for entry in read_entries(args.paths):
         try:
             if entry.error is not None:
