@@ -509,6 +509,13 @@ def test_bad_options_name_what_to_give(tmp_path, small_set, capsys):
     assert batch(small_set, "--out", f"{tmp_path}/newdir/", "--budgets", "2") == 2
     assert "names a directory" in capsys.readouterr().err
     assert not out.exists() and not (tmp_path / "newdir").exists()
+    # A number left out between commas, or Python's 1_000, is not guessed at.
+    assert batch(small_set, "--out", out, "--budgets", "4,,8") == 2
+    assert "empty entry" in capsys.readouterr().err
+    assert batch(small_set, "--out", out, "--budgets", "2,4,") == 2
+    assert batch(small_set, "--out", out, "--budgets", "1_000") == 2
+    assert "not 1_000" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_minus_zero_is_zero_and_its_resume_command_resumes(tmp_path, small_set):

@@ -136,7 +136,12 @@ def number_list(text: str) -> list[float]:
     for part in text.split(","):
         part = part.strip()
         if not part:
+            if text.strip():  # "4,,8" or "2,4,": a number left out, perhaps; not guessed at
+                raise argparse.ArgumentTypeError(f"{text!r} has an empty entry; give numbers separated by "
+                                                 "single commas, e.g. 2,4,8")
             continue
+        if "_" in part:  # Python's 1_000; JSON and the package files have no such number
+            raise argparse.ArgumentTypeError(f"{part!r} is not a number (write 1000, not 1_000)")
         try:
             value = float(part)
         except ValueError:
