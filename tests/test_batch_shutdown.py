@@ -469,3 +469,26 @@ def test_a_killed_worker_stops_the_run_keeping_what_finished_and_says_how_to_res
     assert "worker process died" in err and "--resume" in err and "a bug" not in err
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) == EASY * 2 and all(r["status"] == "optimal" for r in records)
+
+
+def test_sigterm_while_the_workers_start_leaves_no_output_behind(tmp_path):
+    # Importing Ray takes half a second before the run's SIGTERM handler was installed: a
+    # SIGTERM then killed the batch and left the empty --out it had made (and its directory).
+    set_path = easy_then_hard(tmp_path / "set.jsonl", hard=0)
+    out = tmp_path / "new" / "out.jsonl"
+    script = f"""
+import os, signal, sys
+from memaudit_fast.experiments import batch
+real = batch.make_runner
+def slow_start(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGTERM)  # as it comes while Ray is imported
+    return real(*args, **kwargs)
+batch.make_runner = slow_start
+try:
+    batch.run_batch([{str(set_path)!r}], {str(out)!r}, batch.BatchOptions(), workers=1, backend="serial")
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=HANG)
+    assert done.returncode == 130, done.stderr
+    assert not out.exists() and not out.parent.exists()

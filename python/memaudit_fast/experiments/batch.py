@@ -374,25 +374,39 @@ def run_batch(
             raise UsageError(f"SET {p}: this directory cannot be read (permission denied); give one you may read")
     if isinstance(out, str) and out.endswith(("/", os.sep)):
         raise UsageError(f"--out {out} names a directory; give the results file's name, e.g. {out.rstrip('/' + os.sep)}/results.jsonl")
+    main_thread = threading.current_thread() is threading.main_thread()
+    # SIGTERM stops the run like Ctrl-C, unless the program has a handler of its own: from
+    # here on (importing Ray takes half a second, and a SIGTERM then left an empty --out).
+    # Asked before the workers start: ray.init installs one (it exits at once) that is not
+    # the program's, and it is put back after the run.
+    own_term = main_thread and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    put_back = [signal.signal(signal.SIGTERM, _raise_interrupt)] if own_term else []
+    try:
+        return _run(input_paths, out, options, workers, backend, resume, overwrite, chunk_size, ray_address,
+                    progress, size, put_back)
+    finally:
+        if put_back:
+            signal.signal(signal.SIGTERM, put_back[0])
+
+
+def _run(input_paths: list[Path], out: str | Path, options: BatchOptions, workers: int, backend: str, resume: bool,
+         overwrite: bool, chunk_size: int | None, ray_address: str | None, progress: Progress | None,
+         size: int, put_back: list[Any]) -> BatchSummary:
     output = open_output(Path(out), input_paths, options, resume=resume, overwrite=overwrite)
     start = time.perf_counter()
-    main_thread = threading.current_thread() is threading.main_thread()
-    # SIGTERM stops the run like Ctrl-C, unless the program has a handler of its own. Asked
-    # before the workers start: ray.init installs one (it exits at once) that is not the
-    # program's, and it is put back after the run.
-    own_term = main_thread and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     try:
         # Workers (or a Ray cluster) first: if they cannot start, the output stays as it was.
         runner = make_runner(backend, _score_chunk, (options,), workers, ray_address, _was_interrupted)
     except BaseException:
         output.abandon()
         raise
+    if put_back and signal.getsignal(signal.SIGTERM) is not _raise_interrupt:
+        put_back[0] = signal.signal(signal.SIGTERM, _raise_interrupt)  # ray.init's: back after the run
     summary = BatchSummary(truncated_tail=output.done.torn_tail)
     # The total is counted in the background for the display only: not when nothing shows.
     shown = progress is not None and getattr(progress, "shown", True)  # any object with update() may report
     own = _own_file(output)  # the results file, when it sits in a set directory read here
     counter = Counter(input_paths, own) if shown else None
-    previous_term = signal.signal(signal.SIGTERM, _raise_interrupt) if own_term else None
     stopped = True  # by Ctrl-C or an error: then a local Ray still starting is not waited for
     try:
         output.start()
@@ -408,8 +422,6 @@ def run_batch(
     finally:
         runner.close(stopped)
         os.close(output.fd)
-        if previous_term is not None:
-            signal.signal(signal.SIGTERM, previous_term)
     summary.seconds = time.perf_counter() - start
     return summary
 
