@@ -470,6 +470,11 @@ def make_runner(backend: str, fn: Callable[..., Any], args: tuple[Any, ...], wor
     if backend == "ray":
         from .ray_runner import RayRunner
 
+        # Ctrl-C in the middle of this import left Ray half imported for good in this process
+        # ("partially initialized module 'ray'" in every later run): held off.
+        with _signals_deferred(), contextlib.suppress(ImportError):
+            import ray  # noqa: F401
+
         return RayRunner(fn, args, workers, address, interrupted)
     if backend == "serial" or workers <= 1:
         return SerialRunner(fn, args)

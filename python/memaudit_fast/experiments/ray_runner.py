@@ -70,13 +70,8 @@ class RayRunner:
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], workers: int, address: str | None,
                  interrupted: Callable[[Any], bool] | None = None) -> None:
-        from .parallel import _signals_deferred
-
         try:
-            # Ctrl-C in the middle of this import left Ray half imported for good in this
-            # process ("partially initialized module 'ray'" in every later run): held off.
-            with _signals_deferred():
-                import ray
+            import ray  # (imported by make_runner first, with Ctrl-C held off)
         except ImportError:
             raise UsageError("the ray backend needs Ray: pip install 'memaudit_fast[ray]'") from None
 
