@@ -553,13 +553,13 @@ def test_a_resume_with_own_budgets_keeps_members_a_lower_limit_refuses_now(tmp_p
 def test_a_run_that_fails_before_writing_leaves_no_file(tmp_path, small_set, monkeypatch):
     # An unreadable set directory (exit 2) left an empty --out behind.
     from memaudit_fast.errors import PackageError
-    from memaudit_fast.experiments import batch as batch_module
+    from memaudit_fast.experiments import readahead
 
     def unreadable(*args, **kwargs):
         raise PackageError("cannot read the set", source=str(small_set))
         yield  # a generator, as the reader is
 
-    monkeypatch.setattr(batch_module, "iter_raw_members", unreadable)
+    monkeypatch.setattr(readahead, "iter_raw_members", unreadable)
     out = tmp_path / "new" / "deeper" / "o.jsonl"
     with pytest.raises(PackageError):
         run_batch([small_set], out, BatchOptions(budgets=(2.0,)), workers=1)

@@ -48,6 +48,8 @@ Guarantees
 * Worker processes send each package's records as it finishes (within about
   :data:`~.parallel.HAND_IN_AFTER` seconds), not when their whole chunk is done, so a
   SIGKILL loses what was being solved and what waits in input order behind it, not a chunk.
+  A pipe on stdin that stalls does not hold this up: it is read ahead in a thread
+  (:mod:`.readahead`), and a part-filled chunk is sent as soon as the input pauses.
 * Output order follows input order (a bounded window of in-flight work keeps memory flat), so
   two complete runs with the same inputs and options write the same records in the same order.
   On an interruption, finished work is written as it is found.
@@ -72,7 +74,7 @@ from typing import Any
 from ..errors import MemauditError, OutputError, UsageError
 from ..model.compiled import check_budgets, compile_validated
 from ..model.estimates import with_group_capacity
-from ..model.sets import STDIN, RawMember, iter_raw_members, parse_member, resolve_member
+from ..model.sets import STDIN, RawMember, parse_member, resolve_member
 from ..progress import Progress
 from ..results.records import (
     RESULT_FORMAT,
@@ -94,6 +96,7 @@ from .batch_resume import (
     write_all,
 )
 from .parallel import ProcessRunner, chunks, hand_in, make_runner, worker_stop_token
+from .readahead import IDLE, read_members
 
 __all__ = [
     "BACKENDS",
@@ -449,11 +452,13 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
         if deferred:
             # Worker processes on this machine read the lines themselves: the parent sends
             # where each line is, not its bytes (Ray workers may be elsewhere: they get bytes).
-            for member in iter_raw_members(input_paths, spans=isinstance(runner, ProcessRunner), skip=own,
-                                           stdin=True):
-                yield member, None, frozenset()
+            for member in read_members(input_paths, STREAM_WAIT, spans=isinstance(runner, ProcessRunner), skip=own):
+                yield member if member is IDLE else (member, None, frozenset())
             return
-        for member in iter_raw_members(input_paths, skip=own, stdin=True):
+        for member in read_members(input_paths, STREAM_WAIT, skip=own):
+            if member is IDLE:  # the input stalls: what finished is written meanwhile
+                yield member
+                continue
             digest = member_digest(member)
             if digest in seen:
                 summary.duplicates += 1
@@ -529,8 +534,9 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
     try:
         # Chunks of the default size start small and double (a size the user chose is kept).
         for chunk in chunks(pending(), size, first=1 if ramp else None):
-            window.append(runner.submit(chunk))
-            if streams:
+            if chunk:
+                window.append(runner.submit(chunk))
+            if streams and window:
                 write(runner.take(window[0], 0))  # while reading a slow input, too
             # A full window waits for its oldest chunk; finished ones are written at once (a
             # chunk the driver scored itself, say, while Ray starts).

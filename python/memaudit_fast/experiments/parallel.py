@@ -42,6 +42,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from ..errors import UsageError
+from .readahead import IDLE
 
 _PR_SET_PDEATHSIG = 1  # from <sys/prctl.h>
 _STOP_SIGNAL = getattr(signal, "SIGUSR1", None)
@@ -487,10 +488,15 @@ def chunks(items: Iterator[Any], size: int, first: int | None = None) -> Iterato
     """Consecutive lists of ``size`` items (the last may be shorter); with ``first``, the
     first list holds that many and each next one twice as many, up to ``size``: a set smaller
     than a few chunks then keeps every worker busy from the start (14 packages in chunks of 32
-    left one of two workers idle)."""
+    left one of two workers idle). An :data:`~.readahead.IDLE` item (the input stalls) ends
+    the list at hand at once, or gives an empty one: the caller writes what finished meanwhile."""
     chunk: list[Any] = []
     target = size if first is None else max(1, min(first, size))
     for item in items:
+        if item is IDLE:
+            yield chunk
+            chunk = []
+            continue
         chunk.append(item)
         if len(chunk) >= target:
             yield chunk

@@ -84,11 +84,12 @@ def _jsonl_members(path: Path, spans: bool = False) -> Iterator[RawMember]:
 STDIN = "-"
 
 
-def _stdin_members() -> Iterator[RawMember]:
-    """The lines of standard input as members, read as they come (a JSONL set piped in, plain
-    or gzip: ``cat set.jsonl.gz | ...`` is decompressed, as a .jsonl.gz file would be)."""
+def _stdin_members(source: IO[bytes] | None = None) -> Iterator[RawMember]:
+    """The lines of standard input (or of ``source``, a stream read in its place) as members,
+    read as they come (a JSONL set piped in, plain or gzip: ``cat set.jsonl.gz | ...`` is
+    decompressed, as a .jsonl.gz file would be)."""
     limits = current_limits()
-    stream: IO[bytes] | gzip.GzipFile = sys.stdin.buffer
+    stream: IO[bytes] | gzip.GzipFile = sys.stdin.buffer if source is None else source
     peek = getattr(stream, "peek", None)
     if peek is not None and peek(2)[:2] == b"\x1f\x8b":  # gzip's magic number
         stream = gzip.GzipFile(fileobj=stream, mode="rb")
@@ -178,18 +179,19 @@ def _file_id(path: Path) -> tuple[int, int]:
 
 
 def iter_raw_members(paths: str | Path | Iterable[str | Path], *, spans: bool = False,
-                     skip: Collection[tuple[int, int]] = (), stdin: bool = False) -> Iterator[RawMember]:
+                     skip: Collection[tuple[int, int]] = (), stdin: bool | IO[bytes] = False) -> Iterator[RawMember]:
     """Stream the members of package sets, files or directories, in order, unparsed.
 
     ``spans``: lines of plain JSONL files come as "span" members, for workers on this machine
     to read with :func:`resolve_member` (directories' sets are read as usual). ``skip``: files
     (device, inode) of set directories that are not members (a batch's output). ``stdin``:
-    the name ``-`` is standard input, read as a JSONL set."""
+    the name ``-`` is standard input, read as a JSONL set (a binary stream given here is read
+    in its place)."""
     if isinstance(paths, (str, PathLike)):  # one path, not the characters of its name
         paths = [paths]
     for raw in paths:
         if stdin and str(raw) == STDIN:
-            yield from _stdin_members()
+            yield from _stdin_members(None if stdin is True else stdin)
             continue
         path = Path(raw)
         if is_jsonl(path):
