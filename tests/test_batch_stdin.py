@@ -92,6 +92,59 @@ def test_what_a_stalled_pipe_gave_is_written_and_survives_sigkill(tmp_path, set_
     assert [r["source"] for r in records[::2]] == [f"<stdin> line {k + 1}" for k in range(GIVEN)]
 
 
+def _children(pid: int) -> dict[int, str]:
+    """The processes whose parent is ``pid``, by their command lines."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+    return found
+
+
+def _ray_workers_up(batch: int) -> bool:
+    """Whether the local Ray a batch started runs worker processes (ray::IDLE, ray::_loaded ...)."""
+    raylets = [pid for pid, title in _children(batch).items() if "raylet" in title]
+    return any(title.startswith("ray::") for raylet in raylets for title in _children(raylet).values())
+
+
+@pytest.mark.skipif(sys.platform != "linux" or not _has_ray(), reason="needs Ray, and /proc")
+def test_what_a_stalled_pipe_gave_once_ray_is_up_is_written_while_it_stalls(tmp_path, set_lines, reference):
+    # While Ray starts the driver scores chunks itself (written at once); once Ray is up they
+    # are Ray tasks, which the driver asked about only when the window was full.
+    out = tmp_path / "out.jsonl"
+    proc = start_on_pipe(out, "--workers", "2", "--backend", "ray")
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(set_lines[0])
+        proc.stdin.flush()
+        wait_for_lines(out, 2, proc)
+        ticks = threading.Event()
+        for _ in range(HANG * 10):
+            if _ray_workers_up(proc.pid):
+                break
+            assert proc.poll() is None
+            ticks.wait(0.1)
+        else:
+            raise AssertionError("the local Ray started no worker")
+        # One package at a time, each written before the next is given, from before the
+        # driver hears that Ray is up until well after.
+        for given in range(2, GIVEN + 1):
+            proc.stdin.write(set_lines[given - 1])
+            proc.stdin.flush()
+            wait_for_lines(out, 2 * given, proc)
+            ticks.wait(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=HANG)
+    records = read(out)
+    assert [(r["package_id"], r["budget"]) for r in records] == [
+        (f"small/base/s{k:04d}", b) for k in range(GIVEN) for b in (2, 4)]
+    assert all(r["opt"] == reference[(r["package_id"], r["budget"])] for r in records)
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="process groups as on Linux")
 def test_a_pipe_that_stalls_and_goes_on_gives_every_record_once(tmp_path, set_lines, reference):
     out = tmp_path / "out.jsonl"

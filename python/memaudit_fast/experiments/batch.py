@@ -539,8 +539,10 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
             if streams and window:
                 write(runner.take(window[0], 0))  # while reading a slow input, too
             # A full window waits for its oldest chunk; finished ones are written at once (a
-            # chunk the driver scored itself, say, while Ray starts).
-            while window and (len(window) >= runner.depth or runner.finished(window[0])):
+            # chunk the driver scored itself, say, while Ray starts), and while the input
+            # stalls (no chunk) the runner is asked, Ray too, whatever it costs.
+            while window and (len(window) >= runner.depth or runner.finished(window[0])
+                              or (not chunk and runner.wait(window[0], 0))):
                 write_oldest()
         while window:
             write_oldest()
