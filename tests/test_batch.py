@@ -74,9 +74,11 @@ def test_bad_packages_become_error_records_and_the_batch_goes_on(tmp_path, capsy
     records = read(tmp_path / "out.jsonl")
     errors = [r for r in records if r["status"] == "error"]
     assert len(errors) == 3
-    assert "units" in errors[0]["error"] and errors[0]["package_id"] is None
-    assert "not valid JSON" in errors[1]["error"]
-    assert "budgets" in errors[2]["error"]
+    # An error record names the package its message names (the id was read and checked before
+    # the error), and none where the id is not known.
+    assert "units" in errors[0]["error"] and errors[0]["package_id"] == "broken"
+    assert "not valid JSON" in errors[1]["error"] and errors[1]["package_id"] is None
+    assert "budgets" in errors[2]["error"] and errors[2]["package_id"] == "nobudget"
     assert len([r for r in records if r["status"] == "optimal"]) == len(good["budgets"])
     assert "3 failed" in capsys.readouterr().err
 

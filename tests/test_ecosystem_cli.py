@@ -274,3 +274,18 @@ def test_import_reads_and_writes_the_union_through_pipes(tmp_path, capsys, monke
                  "--embedder", "hashing", "--cache", str(tmp_path / "c.sqlite"), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["system"] == "mem0" and summary["memories"] == 2 and (tmp_path / "u.json").exists()
+
+
+@pytest.mark.parametrize("command", [["solve", "--budget", "8"], ["sweep"]])
+def test_an_error_record_names_the_package_its_message_names(tmp_path, capsys, command) -> None:
+    good = json.loads(EXAMPLE.read_text())
+    bad_units = good | {"package_id": "bad-units", "units": "oops"}
+    bad_id = good | {"package_id": 5, "units": "oops"}  # its id is what is wrong first: none named
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in (bad_units, bad_id, good)))
+    assert main([command[0], str(path), *command[1:], "--json"]) == 3
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    errors = [r for r in records if r["status"] == "error"]
+    assert [r["package_id"] for r in errors] == ["bad-units", None]
+    assert "'bad-units'" in errors[0]["error"] and "package_id" in errors[1]["error"]
+    assert {r["package_id"] for r in records if r["status"] != "error"} == {good["package_id"]}

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import MemauditError, PackageError, UsageError
 from ..model.estimates import with_group_capacity
 from ..model.package import Package
-from ..results.records import error_record
+from ..results.records import error_record, failed_package_id
 from ..solve.certify import SOLVERS, certify_results
 from ..solve.exact import (
     DEFAULT_HANDOFF_AFTER,
@@ -228,7 +228,8 @@ def _run(args: argparse.Namespace, log: SolveLog) -> int:
             raise
         except MemauditError as exc:
             failures += 1
-            record = error_record(str(exc), source=entry.label)
+            known = entry.package.package_id if entry.package is not None else None
+            record = error_record(str(exc), source=entry.label, package_id=failed_package_id(exc, known))
             if args.json:
                 print_json_line(record)
             else:

@@ -12,7 +12,7 @@ from ..errors import MemauditError, UsageError
 from ..evaluate.ablation import ablate, ablation_block, parse_drop
 from ..evaluate.baselines import BASELINE_WRITERS, check_writers, writer_context, writer_scores
 from ..model.package import Package
-from ..results.records import error_record
+from ..results.records import error_record, failed_package_id
 from ..solve.certify import SOLVERS, certify
 from .common import (
     add_subparser,
@@ -125,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
             raise
         except MemauditError as exc:
             failures += 1
-            record = error_record(str(exc), source=entry.label)
+            known = entry.package.package_id if entry.package is not None else None
+            record = error_record(str(exc), source=entry.label, package_id=failed_package_id(exc, known))
             if args.json:
                 print_json_line(record)
             else:

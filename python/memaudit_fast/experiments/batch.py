@@ -81,6 +81,7 @@ from ..results.records import (
     encode_records,
     encode_records_with,
     error_record,
+    failed_package_id,
     solved_record,
     without_superseded_errors,
 )
@@ -278,6 +279,7 @@ def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outco
         return encode_records_with(records, extra), len(records), [], False, digest
     except MemauditError as exc:
         message = str(exc)
+        package_id = failed_package_id(exc, package_id)
     except Exception as exc:  # noqa: BLE001 - an internal failure must not end the batch
         message = f"internal error: {type(exc).__name__}: {exc}"
     if skip:

@@ -66,6 +66,16 @@ def error_record(
     }
 
 
+def failed_package_id(exc: BaseException, known: str | None = None) -> str | None:
+    """The id of the package an error is about, for its error record: ``known`` (the id read
+    before the error), else the id the error names (a PackageError raised once the reader had
+    checked the id), else None."""
+    if known is not None:
+        return known
+    named = getattr(exc, "package_id", None)
+    return named if isinstance(named, str) and named else None
+
+
 def solved_record(compiled: Any, raw: Any) -> dict[str, Any]:
     """The record of one budget straight from the core's result ``raw`` for ``compiled``.
 
