@@ -6,6 +6,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -289,3 +292,23 @@ def test_an_error_record_names_the_package_its_message_names(tmp_path, capsys, c
     assert [r["package_id"] for r in errors] == ["bad-units", None]
     assert "'bad-units'" in errors[0]["error"] and "package_id" in errors[1]["error"]
     assert {r["package_id"] for r in records if r["status"] != "error"} == {good["package_id"]}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closes a descriptor with a POSIX shell")
+@pytest.mark.parametrize("command", [["solve", "-", "--budget", "8"], ["validate", "-"],
+                                     ["batch", "-", "--out", "OUT", "--budgets", "8"]])
+def test_a_closed_stdin_is_bad_usage_said_plainly(tmp_path, command) -> None:
+    out = tmp_path / "out.jsonl"
+    args = " ".join(shlex.quote(str(out) if a == "OUT" else a) for a in command)
+    run = subprocess.run(["sh", "-c", f"exec {shlex.quote(sys.executable)} -m memaudit_fast {args} <&-"],
+                         check=False, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2, run.stderr
+    assert "standard input is closed" in run.stderr and "internal error" not in run.stderr
+    assert not out.exists()  # a batch refused touches nothing
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closes a descriptor with a POSIX shell")
+def test_a_closed_stdout_drops_the_output_as_print_does(tmp_path) -> None:
+    script = f"exec {shlex.quote(sys.executable)} -m memaudit_fast solve {shlex.quote(str(EXAMPLE))} --budget 8 --json >&-"
+    run = subprocess.run(["sh", "-c", script], check=False, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stderr == ""

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from ..errors import MemauditError
+from ..errors import MemauditError, UsageError
 from .common import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK
 
 # Subcommand modules under memaudit_fast.cli, in --help order.
@@ -56,6 +59,38 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"{__package__}.{name}")
         module.add_parser(sub)
     return parser
+
+
+class _ClosedStdin(io.TextIOBase):
+    """Standard input closed where the command was started (``<&-``): reading it is bad usage,
+    said plainly, in text and in bytes (``buffer``)."""
+
+    def _refuse(self, *args: Any) -> Any:
+        raise UsageError("standard input is closed (the command was started with <&-): give the "
+                         "input's file name instead of -, or pipe it in")
+
+    read = readline = peek = read1 = readlines = _refuse
+
+    @property
+    def buffer(self) -> Any:
+        return self
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("standard input is closed")
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _closed_streams() -> None:
+    """Streams closed where the command was started (``>&-``, ``<&-``): Python then has None in
+    their place, and the commands' direct writes failed as internal errors. Output to a closed
+    stream is dropped, as ``print`` drops it; reading a closed stdin is refused."""
+    if sys.stdin is None:
+        sys.stdin = _ClosedStdin()
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - for the process
 
 
 def _printable_streams() -> None:
@@ -114,6 +149,7 @@ def _first_clause(sub: argparse.ArgumentParser) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _closed_streams()
     _printable_streams()
     try:
         parser = build_parser()  # imports the commands' modules: a second or so
@@ -165,8 +201,6 @@ def entry() -> None:
         # A batch stopped while its local Ray was still starting: exit without waiting for
         # ray.init, and without Python's exit handlers, Ray's among them, which would shut
         # down a Ray still being started. Ray's processes die with this one.
-        import os
-
         ray_runner.reap_abandoned()
         sys.stdout.flush()
         sys.stderr.flush()
