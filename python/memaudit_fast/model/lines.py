@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import gzip
+import io
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..errors import PackageError
 from .jsonio import open_regular
 
-__all__ = ["iter_lines", "iter_stream_lines"]
+__all__ = ["gunzip_as_it_arrives", "iter_lines", "iter_stream_lines"]
 
 
 # Lines of a package set are ~10-100 KB: with the default 8 KB buffer, reading one takes several
@@ -64,3 +66,52 @@ def iter_stream_lines(handle: IO[bytes] | gzip.GzipFile, source: str, *, line_ca
                 "lines after this were not read; raise MEMAUDIT_MAX_SET_BYTES if genuine",
                 source=source, record=f"line {number + 1}")
             return
+
+
+class _Gunzip(io.RawIOBase):
+    """The decompressed bytes of a gzip stream (members one after another, as ``cat a.gz b.gz``
+    makes them), each read giving what the compressed bytes that have arrived hold."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+        self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self.pending = b""  # compressed bytes read and not yet given to zlib
+        self.held = False  # zlib may hold output: the last call filled all the room it had
+        self.member_open = False  # a member began and its end has not come
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        while True:
+            if self.inflate.eof and self.pending:
+                if not self.pending.strip(b"\0"):  # zeros after a member pad it, as gzip allows
+                    self.pending = b""
+                    continue
+                self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)  # the next member
+            if self.pending or self.held:
+                try:
+                    out = self.inflate.decompress(self.pending, len(view))
+                except zlib.error as exc:
+                    raise gzip.BadGzipFile(f"not valid gzip data ({exc})") from None
+                self.held = len(out) == len(view)
+                self.member_open = not self.inflate.eof
+                self.pending = self.inflate.unconsumed_tail or self.inflate.unused_data
+                if out:
+                    view[:len(out)] = out
+                    return len(out)
+                continue
+            read1 = getattr(self.stream, "read1", None)  # what has arrived, not a full 64 KB
+            self.pending = read1(1 << 16) if read1 is not None else self.stream.read(1 << 16)
+            if not self.pending:
+                if self.member_open:
+                    raise EOFError("the gzip stream ended before its end-of-stream marker")
+                return 0
+
+
+def gunzip_as_it_arrives(stream: IO[bytes]) -> IO[bytes]:
+    """A gzip stream read from a pipe, decompressed as its bytes arrive: the lines of a flushed
+    block come out at once, where :class:`gzip.GzipFile` waited for further input first (on a
+    producer that pauses, lines already sent were not read)."""
+    return io.BufferedReader(_Gunzip(stream), _LINE_BUFFER)

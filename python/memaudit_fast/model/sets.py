@@ -24,7 +24,7 @@ from .artifact import REQUIRED_FILES, is_artifact_dir
 from .io import load_package, printable
 from .jsonio import OutputPath, dumps
 from .limits import current_limits
-from .lines import iter_lines, iter_stream_lines
+from .lines import gunzip_as_it_arrives, iter_lines, iter_stream_lines
 from .package import Package, package_from_json
 
 
@@ -89,10 +89,10 @@ def _stdin_members(source: IO[bytes] | None = None) -> Iterator[RawMember]:
     read as they come (a JSONL set piped in, plain or gzip: ``cat set.jsonl.gz | ...`` is
     decompressed, as a .jsonl.gz file would be)."""
     limits = current_limits()
-    stream: IO[bytes] | gzip.GzipFile = sys.stdin.buffer if source is None else source
+    stream: IO[bytes] = sys.stdin.buffer if source is None else source
     peek = getattr(stream, "peek", None)
     if peek is not None and peek(2)[:2] == b"\x1f\x8b":  # gzip's magic number
-        stream = gzip.GzipFile(fileobj=stream, mode="rb")
+        stream = gunzip_as_it_arrives(stream)
     lines = iter_stream_lines(stream, "<stdin>", line_cap=limits.max_file_bytes, stream_cap=limits.max_set_bytes)
     for number, line in lines:
         where = f"<stdin> line {number}"
