@@ -55,6 +55,15 @@ def read(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_bytes().split(b"\n") if line.strip()]
 
 
+def the_given_records(out: Path, reference: dict[tuple[str, float], float]) -> list[dict]:
+    """The records in ``out``: those of the GIVEN packages, in order, each with its OPT."""
+    records = read(out)
+    assert [(r["package_id"], r["budget"]) for r in records] == [
+        (f"small/base/s{k:04d}", b) for k in range(GIVEN) for b in (2, 4)]
+    assert all(r["opt"] == reference[(r["package_id"], r["budget"])] for r in records)
+    return records
+
+
 def start_on_pipe(out: Path, *extra: str) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "memaudit_fast", "batch", "-", "--out", str(out), "--budgets", "2,4", *extra]
     return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -85,10 +94,7 @@ def test_what_a_stalled_pipe_gave_is_written_and_survives_sigkill(tmp_path, set_
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=HANG)
-    records = read(out)
-    assert [(r["package_id"], r["budget"]) for r in records] == [
-        (f"small/base/s{k:04d}", b) for k in range(GIVEN) for b in (2, 4)]
-    assert all(r["opt"] == reference[(r["package_id"], r["budget"])] for r in records)
+    records = the_given_records(out, reference)
     assert [r["source"] for r in records[::2]] == [f"<stdin> line {k + 1}" for k in range(GIVEN)]
 
 
@@ -139,10 +145,7 @@ def test_what_a_stalled_pipe_gave_once_ray_is_up_is_written_while_it_stalls(tmp_
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=HANG)
-    records = read(out)
-    assert [(r["package_id"], r["budget"]) for r in records] == [
-        (f"small/base/s{k:04d}", b) for k in range(GIVEN) for b in (2, 4)]
-    assert all(r["opt"] == reference[(r["package_id"], r["budget"])] for r in records)
+    the_given_records(out, reference)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="process groups as on Linux")
