@@ -103,6 +103,11 @@ def root_lp(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float
     h = highs_of(model)
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
+    # Without presolve: over the large-budget suite's 360 LPs (seeds 0, 3, 4, 5) the stage took
+    # 0.81x the time (median per LP), and the bound came out lower on 9 and higher on 6 (the
+    # cuts follow the vertex the LP ends at). Dialogue 1,000 @ 10% (seed 5) reaches OPT there
+    # (443.5 against 443.8), and its store proves at the root: 0.05 s against HiGHS's 0.08 s.
+    h.setOptionValue("presolve", "off")
     h.changeColsIntegrality(model.num_x, np.arange(model.num_x, dtype=np.int32),
                             np.full(model.num_x, highspy.HighsVarType.kContinuous))
     num_x = model.num_x
