@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from ..model.lines import LINE_BUFFER
 from ..model.sets import STDIN, RawMember, iter_raw_members
 
 __all__ = ["IDLE", "ReadAhead", "read_members", "stdin_copy", "stdin_may_stall"]
@@ -37,7 +38,6 @@ IDLE: Any = _Idle()
 
 # Members read ahead at most (each up to a few hundred KB): the thread waits beyond this.
 _AHEAD = 64
-_BUFFER = 1 << 20
 
 
 def stdin_may_stall() -> bool:
@@ -58,7 +58,7 @@ def stdin_copy() -> IO[bytes]:
     Input that Python already buffered in ``sys.stdin`` is not in it; a batch reads standard
     input only through this stream when it reads ahead.
     """
-    return open(os.dup(0), "rb", buffering=_BUFFER)
+    return open(os.dup(0), "rb", buffering=LINE_BUFFER)
 
 
 class ReadAhead:

@@ -12,12 +12,12 @@ from typing import IO, Any
 from ..errors import PackageError
 from .jsonio import open_regular
 
-__all__ = ["gunzip_as_it_arrives", "iter_lines", "iter_stream_lines"]
+__all__ = ["LINE_BUFFER", "gunzip_as_it_arrives", "iter_lines", "iter_stream_lines"]
 
 
 # Lines of a package set are ~10-100 KB: with the default 8 KB buffer, reading one takes several
 # reads and joins; a larger buffer makes it one copy.
-_LINE_BUFFER = 1 << 20
+LINE_BUFFER = 1 << 20
 
 
 def iter_lines(path: Path, *, line_cap: int, stream_cap: int) -> Iterator[tuple[int, bytes | PackageError]]:
@@ -25,7 +25,7 @@ def iter_lines(path: Path, *, line_cap: int, stream_cap: int) -> Iterator[tuple[
     too long (it is skipped without being held in memory) and, last, for a stream that is too
     long or unreadable. Memory stays within ``line_cap``.
     """
-    handle = open_regular(path, _LINE_BUFFER)
+    handle = open_regular(path, LINE_BUFFER)
     with handle:
         yield from iter_stream_lines(handle, str(path), line_cap=line_cap, stream_cap=stream_cap)
 
@@ -114,4 +114,4 @@ def gunzip_as_it_arrives(stream: IO[bytes]) -> IO[bytes]:
     """A gzip stream read from a pipe, decompressed as its bytes arrive: the lines of a flushed
     block come out at once, where :class:`gzip.GzipFile` waited for further input first (on a
     producer that pauses, lines already sent were not read)."""
-    return io.BufferedReader(_Gunzip(stream), _LINE_BUFFER)
+    return io.BufferedReader(_Gunzip(stream), LINE_BUFFER)
