@@ -55,8 +55,8 @@ def add_parser(subparsers: Any) -> None:
         "is the best store's value, 'upper_bound' a proven bound, 'status' optimal / time_limit / "
         "node_limit / interrupted (only 'optimal' is a proof that opt = OPT). Ctrl-C stops the "
         "search and prints what was found so far. Exit code: 0 ok, "
-        f"{EXIT_SOME_FAILED} some package failed or a requested certificate could not be made, "
-        f"{EXIT_DISAGREES} a certificate disagrees, {EXIT_INTERRUPTED} interrupted, 2 bad input. "
+        f"{EXIT_SOME_FAILED} finished, but some package failed, a requested certificate could not be made "
+        f"or one disagrees, {EXIT_INTERRUPTED} interrupted, 2 bad input, 1 internal error. "
         "PATH - reads a package or a JSONL set from stdin.",
         "memaudit solve package.json --budget 4,8 --time-limit 10 --json",
     )

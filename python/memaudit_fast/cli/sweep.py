@@ -38,7 +38,8 @@ def add_parser(subparsers: Any) -> None:
         "are fractions of each package's total candidate cost (B = frac * sum of all costs). "
         f"Writers: {', '.join(BASELINE_WRITERS)}. --drop adds the OPT without those candidate families "
         "as a fraction of full OPT ('tombstone', 'update'; the artifact's 'compound_update' "
-        f"too). Exit code: 0 ok, {EXIT_SOME_FAILED} some package failed, 2 bad input.",
+        f"too). Exit code: 0 ok, {EXIT_SOME_FAILED} finished, but some package failed, 2 bad input, "
+        "130 interrupted (the records printed are kept), 1 internal error.",
         "memaudit sweep small.jsonl.gz --budgets 2,4,8,16 --writers gvt,density_only --drop tombstone,update",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="packages or package sets (- for stdin)")
