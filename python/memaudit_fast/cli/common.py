@@ -18,6 +18,7 @@ done because every input was bad, that is bad input (2), not "some failed" (3).
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import sys
@@ -25,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import PackageError
 from ..model.jsonio import MAX_EXACT_INT
 
 if TYPE_CHECKING:
@@ -174,33 +176,92 @@ def add_quiet(p: argparse.ArgumentParser) -> None:
 
 
 def read_stdin() -> str:
-    return sys.stdin.read()
+    """All of standard input as text (see :func:`memaudit_fast.model.lines.read_stdin_text`)."""
+    from ..model.lines import read_stdin_text
+
+    return read_stdin_text()
 
 
 def stdin_entries() -> Iterator[SetEntry]:
-    """The packages on stdin: one JSON package (pretty-printed or not), or a JSONL set."""
-    from ..errors import PackageError
-    from ..model.jsonio import loads_strict
-    from ..model.package import Package
+    """The packages on stdin: one JSON package (pretty-printed or not), or a JSONL set, plain or
+    gzip. A set is read as it comes, its packages yielded one by one (the first once a second
+    line follows it), so that a command works while the producer still writes; lines within
+    ``MEMAUDIT_MAX_FILE_BYTES`` each and the stream within ``MEMAUDIT_MAX_SET_BYTES``, as for a
+    .jsonl file. One package is read whole, within ``MEMAUDIT_MAX_FILE_BYTES``."""
+    from ..model.limits import current_limits
+    from ..model.lines import iter_stream_lines, stdin_stream
+    from ..model.sets import SetEntry, line_members, parse_member
+
+    limits = current_limits()
+    try:
+        stream = stdin_stream()
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        yield SetEntry("<stdin>", None, PackageError(f"cannot read: {exc}", source="<stdin>"))
+        return
+    lines = iter_stream_lines(stream, "<stdin>", line_cap=limits.max_file_bytes, stream_cap=limits.max_set_bytes)
+    held: list[tuple[int, bytes | PackageError]] = []  # the lines read before the kind of input is known
+    first = next(_until_filled(lines, held), None)
+    if first is None or isinstance(first[1], PackageError):
+        one_per_line = first is not None  # a first line too long: a set's line, said as such
+    else:
+        try:
+            one_per_line = isinstance(json.loads(first[1]), dict)
+        except ValueError:  # (UnicodeDecodeError too)
+            one_per_line = False
+        # A line that is a whole object, and another after it: a set. One line alone: a package.
+        one_per_line = one_per_line and next(_until_filled(lines, held), None) is not None
+    if not one_per_line:
+        yield _one_package(held, lines, limits.max_file_bytes)
+        return
+    for member in line_members(_chain(held, lines), "<stdin>"):  # as the lines of a .jsonl file
+        try:
+            yield SetEntry(member[0], parse_member(member), None)
+        except PackageError as exc:
+            yield SetEntry(member[0], None, exc)
+
+
+def _until_filled(lines: Iterator[tuple[int, bytes | PackageError]],
+                  held: list[tuple[int, bytes | PackageError]]) -> Iterator[tuple[int, bytes | PackageError]]:
+    """Read ``lines`` into ``held`` up to the next that is not blank (None at the end), which
+    it yields."""
+    for number, line in lines:
+        held.append((number, line))
+        if isinstance(line, PackageError) or line.strip():
+            yield number, line
+            return
+
+
+def _chain(held: list[tuple[int, bytes | PackageError]],
+           lines: Iterator[tuple[int, bytes | PackageError]]) -> Iterator[tuple[int, bytes | PackageError]]:
+    yield from held
+    yield from lines
+
+
+def _one_package(held: list[tuple[int, bytes | PackageError]], lines: Iterator[tuple[int, bytes | PackageError]],
+                 cap: int) -> SetEntry:
+    """The one package of stdin (every line, read whole within ``cap`` bytes)."""
+    from ..model.package import package_from_json
     from ..model.sets import SetEntry
 
-    text = read_stdin()
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-    if not lines:
-        yield SetEntry("<stdin>", None, PackageError("no input on stdin; expected a package or a JSONL set",
-                                                     source="<stdin>"))
-        return
+    parts: list[bytes] = []
+    total = 0
+    too_large = PackageError(f"larger than the limit of {cap} bytes (after decompression); raise it with "
+                             "MEMAUDIT_MAX_FILE_BYTES if genuine", source="<stdin>")
+    for _, line in _chain(held, lines):
+        if isinstance(line, PackageError):  # unreadable, or a line too long (so is the whole)
+            failed = line.detail.startswith("cannot read")
+            return SetEntry("<stdin>", None, PackageError(line.detail, source="<stdin>") if failed else too_large)
+        total += len(line)
+        if total > cap:
+            return SetEntry("<stdin>", None, too_large)
+        parts.append(line)
+    if not any(part.strip() for part in parts):
+        return SetEntry("<stdin>", None, PackageError("no input on stdin; expected a package or a JSONL set",
+                                                      source="<stdin>"))
     try:
-        one_per_line = len(lines) > 1 and isinstance(json.loads(lines[0][1]), dict)
-    except ValueError:
-        one_per_line = False
-    chunks = [(f"<stdin> line {n}", line) for n, line in lines] if one_per_line else [("<stdin>", text)]
-    for label, chunk in chunks:
-        try:
-            data = loads_strict(chunk, source=label, record="" if one_per_line else None)
-            yield SetEntry(label, Package.from_dict(data, source=label), None)
-        except PackageError as exc:
-            yield SetEntry(label, None, exc)
+        return SetEntry("<stdin>", package_from_json(b"".join(parts), source="<stdin>"), None)
+    except PackageError as exc:
+        return SetEntry("<stdin>", None, exc)
 
 
 def read_entries(paths: Iterable[str | Path]) -> Iterator[SetEntry]:

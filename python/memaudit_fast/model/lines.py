@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import IO, Any
 from ..errors import PackageError
 from .jsonio import open_regular
 
-__all__ = ["LINE_BUFFER", "gunzip_as_it_arrives", "iter_lines", "iter_stream_lines"]
+__all__ = ["LINE_BUFFER", "gunzip_as_it_arrives", "iter_lines", "iter_stream_lines", "read_stdin_text", "stdin_stream"]
 
 
 # Lines of a package set are ~10-100 KB: with the default 8 KB buffer, reading one takes several
@@ -115,3 +116,34 @@ def gunzip_as_it_arrives(stream: IO[bytes]) -> IO[bytes]:
     block come out at once, where :class:`gzip.GzipFile` waited for further input first (on a
     producer that pauses, lines already sent were not read)."""
     return io.BufferedReader(_Gunzip(stream), LINE_BUFFER)
+
+
+def stdin_stream() -> IO[bytes]:
+    """Standard input as bytes, decompressed as it arrives when it is gzip (``cat set.jsonl.gz
+    | memaudit solve -`` reads what the .gz file would give). A text stream put in its place
+    (``io.StringIO``, as tests and embedding programs do) is read through UTF-8."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        stream = io.BufferedReader(io.BytesIO(sys.stdin.read().encode("utf-8", "surrogatepass")), LINE_BUFFER)
+    peek = getattr(stream, "peek", None)
+    if peek is not None and peek(2)[:2] == b"\x1f\x8b":  # gzip's magic number
+        return gunzip_as_it_arrives(stream)
+    return stream
+
+
+def read_stdin_text() -> str:
+    """All of standard input as UTF-8 text (one JSON document, a results file), within the limit
+    on what is read whole (``MEMAUDIT_MAX_FILE_BYTES``): a stream without end (``< /dev/zero``)
+    stops there instead of filling memory."""
+    from .jsonio import decode_utf8
+    from .limits import current_limits
+
+    cap = current_limits().max_file_bytes
+    try:
+        raw = stdin_stream().read(cap + 1)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise PackageError(f"cannot read: {exc}", source="<stdin>") from None
+    if len(raw) > cap:
+        raise PackageError(f"larger than the limit of {cap} bytes (after decompression); raise it with "
+                           "MEMAUDIT_MAX_FILE_BYTES if genuine", source="<stdin>")
+    return decode_utf8(raw, source="<stdin>")

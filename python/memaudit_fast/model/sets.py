@@ -93,9 +93,15 @@ def _stdin_members(source: IO[bytes] | None = None) -> Iterator[RawMember]:
     peek = getattr(stream, "peek", None)
     if peek is not None and peek(2)[:2] == b"\x1f\x8b":  # gzip's magic number
         stream = gunzip_as_it_arrives(stream)
-    lines = iter_stream_lines(stream, "<stdin>", line_cap=limits.max_file_bytes, stream_cap=limits.max_set_bytes)
+    yield from line_members(iter_stream_lines(stream, "<stdin>", line_cap=limits.max_file_bytes,
+                                              stream_cap=limits.max_set_bytes), "<stdin>")
+
+
+def line_members(lines: Iterable[tuple[int, bytes | PackageError]], source: str) -> Iterator[RawMember]:
+    """The members of the lines of a JSONL stream named ``source`` (as
+    :func:`.lines.iter_stream_lines` gives them); blank lines are none."""
     for number, line in lines:
-        where = f"<stdin> line {number}"
+        where = f"{source} line {number}"
         if isinstance(line, PackageError):
             yield (where, "error", line.detail)
         elif line.strip():

@@ -14,7 +14,6 @@ result record with the same message (:func:`check_record`).
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,7 +165,9 @@ def check_record(record: Any, source: str, where: str) -> dict[str, Any]:
 def read_results_text(path: str | Path) -> tuple[str, str]:
     """(text, label) of a results file; ``-`` is stdin; ``.gz`` is decompressed."""
     if str(path) == "-":
-        return sys.stdin.read(), "<stdin>"
+        from ..model.lines import read_stdin_text
+
+        return read_stdin_text(), "<stdin>"
     return read_text(Path(path)), str(path)
 
 
