@@ -268,3 +268,24 @@ def test_solver_results_on_a_larger_package_certify_with_both_backends():
         assert certify(pkg, result, "highs").agrees is True
         if gurobi_installed():
             assert certify(pkg, result, "gurobi").agrees is True
+
+
+def test_an_optimum_on_a_store_over_budget_within_tolerance_does_not_confirm() -> None:
+    # b costs a hair over what fits with a (3 + 1e-12): HiGHS's tolerance lets {a, b} through
+    # as worth 2, exact arithmetic does not. OPT is 1; the certificate must not say it agrees.
+    from memaudit_fast.solve.certify import certify
+    from memaudit_fast.solve.exact import solve
+
+    package = {"format": "memaudit.package/1", "package_id": "f", "budgets": [3],
+               "units": [{"unit_id": "u0", "weight": 1}, {"unit_id": "u1", "weight": 1}],
+               "candidates": [{"candidate_id": "a", "cost": 1, "coverage": {"u0": 1}},
+                              {"candidate_id": "b", "cost": 2.000000001, "coverage": {"u1": 1}}]}
+    result = solve(package, budget=3)
+    assert result.proven_optimal and result.value == 1.0
+    cert = certify(package, result, "highs")
+    assert cert.status == "optimal" and not cert.issues
+    if cert.value == 2.0:  # HiGHS's tolerance-feasible optimum (HiGHS 1.16 finds it)
+        assert cert.agrees is None
+        assert "tolerance" in (cert.note or "") and cert.to_dict()["note"] == cert.note
+    else:
+        assert cert.value == 1.0 and cert.agrees is True and cert.note is None

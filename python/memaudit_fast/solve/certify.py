@@ -9,9 +9,11 @@ tolerance ``tol = rel_tol * max(1, |V|)``:
 - the MILP's proven bound ``D`` must not fall below ``V - tol`` (else no store reaches V);
 - the MILP's store, re-evaluated exactly, must not exceed ``U + tol`` (else U was no bound).
 
-``agrees`` is ``True`` only when the MILP was solved to optimality and nothing contradicts
-the result; ``False`` on any contradiction; ``None`` when the MILP stopped early without
-contradiction (status ``time_limit`` with its bounds: never a false "agrees").
+``agrees`` is ``True`` only when the MILP was solved to optimality, its bound is within ``U +
+tol`` and nothing contradicts the result; ``False`` on any contradiction; ``None`` when the MILP
+stopped early without contradiction (status ``time_limit`` with its bounds: never a false
+"agrees"), or when its optimum lies above ``U`` on a store that fits the budget only within the
+solver's tolerance (``note`` says so).
 
 For ``log1p`` (not piecewise linear) two MILPs bracket OPT: chords below h (inner) and
 tangents above h (outer). ``lower`` is the best exactly-evaluated store of either and
@@ -129,6 +131,7 @@ class Certificate:
     bracket: dict[str, Any] | None = None
     model: dict[str, int] = field(default_factory=dict)
     model_files: list[dict[str, Any]] | None = None  # --write-model: each MILP as .mps / .lp
+    note: str | None = None  # why an optimal MILP neither confirms nor contradicts (agrees None)
 
     @property
     def ok(self) -> bool:
@@ -158,6 +161,8 @@ class Certificate:
             out["bracket"] = dict(self.bracket)
         if self.model_files is not None:
             out["model_files"] = list(self.model_files)
+        if self.note is not None:
+            out["note"] = self.note
         return out
 
 
@@ -304,12 +309,19 @@ def certify(
     if best_store is not None and best_store > claim.upper_bound + tol:
         issues.append(f"the MILP found a store of value {best_store:.12g}, above the claimed bound {claim.upper_bound:.12g}")
 
+    note = None
     if issues:
         agrees: bool | None = False
-    elif exact and status == "optimal":
+    elif exact and status == "optimal" and bound is not None and bound <= claim.upper_bound + tol:
         agrees = True
     else:
         agrees = None
+        if exact and status == "optimal" and bound is not None:
+            # The MILP's optimum rests on a store that is feasible only within the solver's
+            # tolerance (a cost sum a hair over B): it neither confirms the claimed bound nor
+            # refutes it (that takes a store that fits B exactly).
+            note = (f"the MILP's optimum {bound:.12g} is above the claimed bound {claim.upper_bound:.12g}, "
+                    "but its store fits the budget only within the solver's tolerance; not confirmed")
     used = outcomes[0]
     return Certificate(
         solver=used.solver,
@@ -329,6 +341,7 @@ def certify(
         bracket=bracket,
         model={"columns": models[0].num_cols, "rows": models[0].num_rows},
         model_files=model_files,
+        note=note,
     )
 
 
