@@ -104,3 +104,43 @@ def test_unreachable_llm_endpoint_exits_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert not (tmp_path / "o" / "conv-26").exists() or not any((tmp_path / "o").rglob("memories.jsonl"))
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_an_interrupted_sweep_exits_130_keeping_what_it_printed(tmp_path, monkeypatch, capsys, json_out):
+    import dataclasses
+
+    from memaudit_fast.solve import exact
+
+    real = exact.solve
+    calls = []
+
+    def stopped_on_the_second(*args, **kwargs):
+        calls.append(1)
+        results = real(*args, **kwargs)
+        if len(calls) == 2:  # Ctrl-C during the second package's solve
+            return [dataclasses.replace(r, status="interrupted", proven_optimal=False) for r in results]
+        return results
+
+    monkeypatch.setattr(exact, "solve", stopped_on_the_second)
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(good() | {"package_id": f"x/{k}"}) + "\n" for k in range(3)))
+    assert main(["sweep", str(path), "--writers", "gvt", *(["--json"] if json_out else [])]) == 130
+    out, err = capsys.readouterr()
+    assert "interrupted" in err and len(calls) == 2  # the third package is not begun
+    if json_out:
+        assert [json.loads(line)["status"] for line in out.splitlines()] == ["optimal", "interrupted"]
+    else:
+        assert "x/0" in out and "x/1" in out and "x/2" not in out
+
+
+def test_sweep_refuses_a_negative_seed_and_every_command_an_empty_set(tmp_path, capsys):
+    ok = tmp_path / "ok.json"
+    ok.write_text(json.dumps(good()))
+    assert main(["sweep", str(ok), "--seed", "-1"]) == 2
+    assert "--seed -1" in capsys.readouterr().err
+    empty = tmp_path / "e.jsonl"
+    empty.write_text("")
+    for command in (["sweep", str(empty)], ["solve", str(empty)], ["validate", str(empty)]):
+        assert main(command) == 2
+        assert "no packages found" in capsys.readouterr().err

@@ -24,7 +24,7 @@ from .common import (
     print_table,
     read_entries,
 )
-from .solve import check_certifier
+from .solve import EXIT_INTERRUPTED, check_certifier, sigterm_as_interrupt
 
 EXIT_SOME_FAILED = 3
 
@@ -113,8 +113,16 @@ def run(args: argparse.Namespace) -> int:
             args.writers = [*BASELINE_WRITERS, *ESTIMATED_WRITERS]
     check_writers(args.writers)
     check_certifier(args.certify)
+    if args.seed < 0:
+        raise UsageError(f"--seed {args.seed}: expected a number >= 0")
     args.drop = parse_drop(args.drop) if args.drop is not None else None
+    with sigterm_as_interrupt():  # SIGTERM ends a sweep as Ctrl-C does
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     failures = done = 0
+    interrupted = False
     table: list[dict[str, Any]] = []
     for entry in read_entries(args.paths):
         try:
@@ -139,8 +147,18 @@ def run(args: argparse.Namespace) -> int:
                 print_json_line(record)
             else:
                 table.append(record)
-    if not args.json:
+        if any(r["status"] == "interrupted" or r.get("certificate", {}).get("status") == "interrupted"
+               for r in records):
+            interrupted = True  # Ctrl-C stopped a solve: the packages after it are not begun
+            break
+    if not args.json and (table or not interrupted):
         print_sweep_table(table, args.writers, args.drop)
+    if interrupted:
+        print("memaudit sweep: interrupted; the last package's results are anytime bounds", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if done == 0 and failures == 0:
+        raise UsageError(f"no packages found in {', '.join(args.paths)} (a package .json, an artifact directory, "
+                         "a .jsonl set, or a directory holding them)")
     return finished_exit_code(done, failures)
 
 

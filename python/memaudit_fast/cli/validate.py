@@ -60,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
             if not args.quiet:
                 assert entry.package is not None
                 print(f"ok: {entry.label} ({entry.package.package_id})")
+    if good == bad == 0:  # an empty set, as an empty file or directory: nothing to vouch for
+        print(f"invalid: no packages found in {', '.join(map(str, args.paths))} (a package .json, an artifact "
+              "directory, a .jsonl set, or a directory holding them)", file=sys.stderr)
+        bad = 1
     if not args.quiet and not args.json:
         print(f"{good} valid, {bad} invalid")
     return EXIT_BAD_INPUT if bad else EXIT_OK
