@@ -191,3 +191,14 @@ def test_opt_is_solved_when_not_given(monkeypatch):
     results = run_writers(pkg, 4, ["gvt", "density_only"])
     assert results["gvt"].opt == pytest.approx(opt)
     assert results["density_only"].ratio == pytest.approx(4 / 18)
+
+
+def test_writers_fit_stores_as_opt_does_within_the_budgets_slack():
+    # 0.1 + 0.2 = 0.30000000000000004 fits B = 0.3 (within 1e-12 * max(1, B)): OPT stores both,
+    # and so must every writer that would take both.
+    data = {"format": "memaudit.package/1", "package_id": "f", "budgets": [0.3],
+            "units": [{"unit_id": "u0", "weight": 1}, {"unit_id": "u1", "weight": 1}],
+            "candidates": [{"candidate_id": "a", "cost": 0.1, "coverage": {"u0": 1}},
+                           {"candidate_id": "b", "cost": 0.2, "coverage": {"u1": 1}}]}
+    for writer in ("density_only", "greedy", "gvt", "random"):
+        assert sorted(run_writer(data, 0.3, writer).selected) == ["a", "b"], writer

@@ -288,3 +288,25 @@ def test_too_many_composites_is_refused_with_a_pointer(monkeypatch):
         solve(Package.from_dict(data), 5)
     monkeypatch.setattr(capacity, "MAX_COMPOSITES", 1000)
     assert solve(Package.from_dict(data), 5).value == pytest.approx(0.3)
+
+
+def test_a_group_capacity_above_every_count_is_read_and_one_beyond_2_53_is_refused(tmp_path, capsys):
+    data = {"format": "memaudit.package/1", "package_id": "p", "budgets": [5],
+            "units": [{"unit_id": "u0", "weight": 2.0}, {"unit_id": "u1", "weight": 1.0}],
+            "candidates": [{"candidate_id": "c0", "group": "g0", "cost": 3, "coverage": {"u0": 1.0}},
+                           {"candidate_id": "c1", "group": "g1", "cost": 4, "coverage": {"u1": 1.0, "u0": 0.5}},
+                           {"candidate_id": "c2", "group": "g1", "cost": 2, "coverage": {"u1": 0.5}}]}
+    path = tmp_path / "p.json"
+    for k in (2**31, 2**53):  # as many as any group holds: the writers take it as it means
+        path.write_text(json.dumps(data | {"objective": {"group_capacity": k}}))
+        assert main(["sweep", str(path), "--writers", "gvt,greedy,random", "--json"]) == 0
+        record = json.loads(capsys.readouterr().out)
+        assert record["group_capacity"] == k and record["opt"] == 2.5
+        assert all(w["ratio"] == 1.0 for w in record["writers"].values())
+    for k in (2**53 + 1, 10**30):
+        path.write_text(json.dumps(data | {"objective": {"group_capacity": k}}))
+        assert main(["validate", str(path)]) == 2
+        assert "objective.group_capacity" in capsys.readouterr().err
+    path.write_text(json.dumps(data))
+    assert main(["sweep", str(path), "--group-capacity", str(2**31), "--writers", "gvt"]) == 0
+    capsys.readouterr()

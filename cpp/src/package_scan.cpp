@@ -522,7 +522,7 @@ class PackageScan {
             out_.default_saturation = saturation_named(in_.plain_string());
         } else if (is(field, "group_capacity")) {
             const Number k = in_.number();
-            if (!k.integer || k.i < 1) doubt();
+            if (!k.integer || k.i < 1 || k.i > kMaxExactInt) doubt();
             out_.group_capacity = k.i;
         } else {
             in_.skip_value();

@@ -182,6 +182,8 @@ def ref_recency_raw(p: RefPackage, budget: float) -> list[str]:
 
 def reference_store(pkg: Package, budget: float, writer: str) -> list[str]:
     p = RefPackage(pkg)
+    # What fits B, as package-format.md says: a cost sum of at most B + 1e-12 * max(1, B).
+    budget = budget + 1e-12 * max(1.0, budget)
     table = {
         "density_only": lambda: ref_density_only(p, budget),
         "greedy": lambda: ref_greedy(p, budget),

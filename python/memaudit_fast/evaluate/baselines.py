@@ -62,7 +62,7 @@ import numpy as np
 
 from .._core import run_writer as core_writer
 from ..errors import UsageError
-from ..model.compiled import CompiledPackage, check_budget, compile_package
+from ..model.compiled import CompiledPackage, budget_limit, check_budget, compile_package
 from ..model.package import Package
 from ..solve.exact import exact_opt
 from .scoring import ratio_of
@@ -239,8 +239,10 @@ def _select(ctx: WriterContext, spec: _Spec, budget: float, seed: int) -> list[i
     if spec.algorithm in ("density_only", "greedy", "gvt"):
         order = ctx.arrival_order(spec.keep, spec.drop)
         problem = ctx.estimate().problem if spec.estimated else c.problem
-        return [int(u) for u in core_writer(problem, spec.algorithm, float(budget), order, ctx.id_rank,
-                                            c.group_capacity)]
+        # A store fits within budget_limit(B), as OPT's do; a capacity above the number of
+        # candidates holds them all (the core takes a 32-bit count).
+        return [int(u) for u in core_writer(problem, spec.algorithm, budget_limit(float(budget)), order, ctx.id_rank,
+                                            min(c.group_capacity, max(1, c.num_candidates)))]
     if spec.algorithm == "recency":
         pool = sorted(
             ctx.admitted(spec.keep, spec.drop),
@@ -259,7 +261,7 @@ def _first_fit(c: CompiledPackage, pool: Sequence[int], budget: float) -> list[i
     for i in pool:
         g = int(c.group_of[i])
         cost = float(c.cost[i])
-        if held.get(g, 0) >= c.group_capacity or used + cost > budget:
+        if held.get(g, 0) >= c.group_capacity or used + cost > budget_limit(budget):
             continue
         out.append(i)
         held[g] = held.get(g, 0) + 1

@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .jsonio import MAX_EXACT_INT
+
 ESTIMATE_FIELDS = ("estimated_value", "estimated_coverage")
 
 
@@ -52,8 +54,8 @@ def check_group_capacity(v: Any, objective: Mapping[str, Any]) -> int:
     if "group_capacity" not in objective:
         return 1
     k = objective["group_capacity"]
-    v.expect(type(k) is int and k >= 1, k, "an integer >= 1 (candidates a group may hold)", None,
-             "objective.group_capacity")
+    v.expect(type(k) is int and 1 <= k <= MAX_EXACT_INT, k,
+             "an integer from 1 to 2^53 (candidates a group may hold)", None, "objective.group_capacity")
     return int(k)
 
 

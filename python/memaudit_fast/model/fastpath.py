@@ -112,7 +112,7 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
     default_sat = _NAMED["cap1"]
     if "group_capacity" in objective:
         k = objective["group_capacity"]
-        if type(k) is not int or k < 1:
+        if type(k) is not int or not 1 <= k <= MAX_EXACT_INT:
             return None
     if objective:
         spec = objective.get("saturation", "cap1")
