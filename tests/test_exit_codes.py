@@ -144,3 +144,13 @@ def test_sweep_refuses_a_negative_seed_and_every_command_an_empty_set(tmp_path, 
     for command in (["sweep", str(empty)], ["solve", str(empty)], ["validate", str(empty)]):
         assert main(command) == 2
         assert "no packages found" in capsys.readouterr().err
+
+
+def test_score_refuses_an_opt_that_cannot_be_opt(tmp_path, capsys):
+    ok = tmp_path / "ok.json"
+    ok.write_text(json.dumps(good()))  # c is worth 1 and fits B = 2
+    for opt in ("-1", "nan", "inf", "0.5"):
+        assert main(["score", str(ok), "--budget", "2", "--ids", "c", "--opt", opt]) == 2, opt
+        assert "opt" in capsys.readouterr().err
+    assert main(["score", str(ok), "--budget", "2", "--ids", "c", "--opt", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ratio"] == 1.0

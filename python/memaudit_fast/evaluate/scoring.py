@@ -78,9 +78,13 @@ def score(
     Raises
     ------
     UsageError
-        When ids are not candidates of the package (all unknown ids are named), or the
-        budget is not a number >= 0.
+        When ids are not candidates of the package (all unknown ids are named), the
+        budget is not a number >= 0, or ``opt`` is not a finite number >= 0 or is below
+        the value of the (feasible) store.
     """
+    if opt is not None and (isinstance(opt, bool) or not isinstance(opt, (int, float)) or not math.isfinite(opt)
+                            or opt < 0):
+        raise UsageError(f"opt (--opt) must be OPT(B), a finite number >= 0; got {opt!r}")
     c = compile_package(package)
     ids = [str(s) for s in store_ids]
     budget = check_budget(budget)
@@ -96,6 +100,9 @@ def score(
     if opt is None:
         opt = exact_opt(c, float(budget))
     feasible = not problems
+    if feasible and value > float(opt) + 1e-9 * max(1.0, abs(float(opt))):
+        raise UsageError(f"the store is worth {value:.12g}, more than the opt given ({float(opt):.12g}): OPT(B) is "
+                         "at least the value of every store that fits B; leave opt out to have it solved")
     return ScoreResult(
         package_id=c.package_id,
         budget=float(budget),
