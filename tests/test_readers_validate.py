@@ -193,3 +193,16 @@ def test_optional_protocol_fields_are_judged_alike(edit, ok):
             careful(data)
         with pytest.raises(PackageError):
             package_from_json(json.dumps(data))
+
+
+def test_a_byte_order_mark_is_named_with_its_fix(tmp_path, capsys):
+    package = json.dumps(generate_package(DISTRIBUTIONS[0], seed=1))
+    bom = b"\xef\xbb\xbf"
+    single, jsonl = tmp_path / "p.json", tmp_path / "s.jsonl"
+    single.write_bytes(bom + package.encode())
+    jsonl.write_bytes(bom + package.encode() + b"\n" + package.encode() + b"\n")
+    assert main(["validate", str(single)]) == 2
+    assert "byte-order mark" in capsys.readouterr().err
+    assert main(["validate", str(jsonl)]) == 2
+    out, err = capsys.readouterr()
+    assert "line 1" in err and "byte-order mark" in err and "1 valid, 1 invalid" in out

@@ -282,6 +282,10 @@ def parse_careful(text: str, *, source: str, record: str | None = None, max_dept
     except json.JSONDecodeError as exc:
         where = at(exc.pos)
         hint = "; the file may be truncated or hand-edited" if record is None else ""
+        if exc.pos == 0 and text.startswith("\ufeff"):
+            raise PackageError("starts with a byte-order mark (U+FEFF), which JSON does not allow; save it as "
+                               "UTF-8 without BOM (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)",
+                               source=source, record=where) from None
         if record is None and exc.msg == "Extra data" and text[exc.pos:exc.pos + 1] == "{":
             # One object after another: a set of packages one per line, under another suffix.
             hint = "; it holds more than one JSON object, as a set of packages one per line does: name it .jsonl"
