@@ -97,3 +97,18 @@ def test_log1p_results_are_bracketed(tmp_path, capsys):
     assert main(["certify", results, "--package", str(pkg_path), "--solver", "highs", "--json"]) == 0
     cert = json.loads(capsys.readouterr().out)["certificate"]
     assert cert["agrees"] is None and cert["bracket"]["contains_result"] is True
+
+
+def test_a_package_id_twice_in_the_set_leaves_its_results_unverified(tmp_path, capsys):
+    # The second package of id p differs (c costs 1 there): a result right for it must not be
+    # failed against the first, nor a result right for the first be certified by chance.
+    base = small_package()
+    other = Package.from_dict({**base.data, "candidates": [dict(c, cost=c["cost"] + 1) for c in base.data["candidates"]]})
+    sets = tmp_path / "dup.jsonl"
+    write_package_set([base, other], sets)
+    records = [claim(other, b, *brute_force(other, b)) for b in other.budgets]
+    results = write_results(tmp_path / "r.jsonl", records)
+    assert main(["certify", results, "--package", str(sets), "--solver", "highs", "--json"]) == 3
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines and all(r["certificate"]["agrees"] is None and "more than once" in r["certificate"]["issues"][0]
+                         for r in lines)

@@ -72,10 +72,23 @@ def run(args: argparse.Namespace) -> int:
     for k, (_, record) in enumerate(results):
         wanted.setdefault(record["package_id"], []).append(k)
     certificates: dict[int, dict[str, Any]] = {}
+    matched: dict[str, list[int]] = {}  # results certified against the first package of their id
     for entry in read_entries([args.package]):
-        if entry.package is None or entry.package.package_id not in wanted:
+        if entry.package is None:
+            continue
+        if entry.package.package_id in matched:
+            # Two packages of one id: which one a result is for cannot be told, and certifying
+            # it against the first would fail a result that is right for the other.
+            for k in matched.pop(entry.package.package_id):
+                certificates[k] = _not_certified(
+                    f"{args.package} holds package {entry.package.package_id!r} more than once (again at "
+                    f"{entry.label}): which one the result is for cannot be told; give package ids once",
+                    failed=False)
+            continue
+        if entry.package.package_id not in wanted:
             continue
         compiled = compile_package(entry.package)
+        matched[entry.package.package_id] = wanted[entry.package.package_id]
         for k in wanted.pop(entry.package.package_id):
             record = results[k][1]
             try:
