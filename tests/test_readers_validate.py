@@ -206,3 +206,48 @@ def test_a_byte_order_mark_is_named_with_its_fix(tmp_path, capsys):
     assert main(["validate", str(jsonl)]) == 2
     out, err = capsys.readouterr()
     assert "line 1" in err and "byte-order mark" in err and "1 valid, 1 invalid" in out
+
+
+def _tiny_package() -> dict:
+    return {"format": "memaudit.package/1", "package_id": "p", "budgets": [5],
+            "units": [{"unit_id": "u0", "weight": 2.0}, {"unit_id": "u1", "weight": 1.0}],
+            "candidates": [{"candidate_id": "c0", "cost": 3, "coverage": {"u0": 1.0}},
+                           {"candidate_id": "c1", "cost": 4, "coverage": {"u1": 1.0}}]}
+
+
+@pytest.mark.parametrize("field,number,problem", [
+    ("weight", "1e-400", "below the smallest double"),
+    ("cost", "-1e-400", "below the smallest double"),
+    ("cost", "0." + "0" * 400 + "1", "below the smallest double"),
+    ("cost", "9007199254740993.0", "beyond 2^53"),
+    ("cost", "9.007199254740993e15", "beyond 2^53"),
+])
+@pytest.mark.parametrize("indent", [None, 1])  # compact (the core's scanner) and pretty (the decoders)
+def test_a_number_a_double_cannot_keep_is_an_error_not_a_rounding(tmp_path, capsys, field, number, problem, indent):
+    data = _tiny_package()
+    target = data["units"][0] if field == "weight" else data["candidates"][0]
+    target[field] = "@@"
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data, indent=indent).replace('"@@"', number))
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"field '{field}'" in err and problem in err
+    with pytest.raises(PackageError, match=problem.replace("^", r"\^")):
+        package_from_json(path.read_bytes())
+
+
+@pytest.mark.parametrize("number", ["1e16", "9007199254740992.0", "1e-300", "0.0", "-0.0", "4.9e-324"])
+def test_numbers_a_double_keeps_are_read(tmp_path, number):
+    data = _tiny_package()
+    data["candidates"][1]["coverage"]["u1"] = "@@"
+    raw = json.dumps(data).replace('"@@"', number).encode()
+    assert package_from_json(raw).data["candidates"][1]["coverage"]["u1"] == float(number)
+
+
+@pytest.mark.parametrize("budget", ["1e-400", "9007199254740993.0", "1_0"])
+def test_command_line_budgets_follow_the_same_rule(tmp_path, capsys, budget):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(_tiny_package()))
+    for command in (["score", str(path), "--ids", "c0", "--budget", budget], ["solve", str(path), "--budget", budget]):
+        assert main(command) == 2
+        assert budget in capsys.readouterr().err

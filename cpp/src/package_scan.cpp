@@ -219,6 +219,7 @@ class Reader {
         const auto parsed = std::from_chars(start, p_, out.d);
         if (parsed.ec != std::errc() || parsed.ptr != p_ || !std::isfinite(out.d)) doubt();
         if (std::fpclassify(out.d) == FP_SUBNORMAL) doubt();
+        if (std::fabs(out.d) >= static_cast<double>(kMaxExactInt)) doubt();  // judged by the careful reader
         if (out.d == 0.0) {  // an exact zero only: a non-zero mantissa that underflowed is doubted
             for (const char* c = first_digit; c < mantissa_end; ++c)
                 if (*c >= '1' && *c <= '9') doubt();

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PackageError
-from ..model.jsonio import MAX_EXACT_INT
+from ..model.jsonio import MAX_EXACT_INT, float_problem
 
 if TYPE_CHECKING:
     from ..model.package import Package
@@ -132,6 +132,14 @@ def _numeric(text: str) -> bool:
     return True
 
 
+def one_number(text: str) -> float:
+    """Parse one number (argparse type), by the rules of :func:`number_list`."""
+    if "," in text:
+        raise argparse.ArgumentTypeError(f"{text!r}: give one number, e.g. 8")
+    (value,) = number_list(text)
+    return value
+
+
 def number_list(text: str) -> list[float]:
     """Parse '2,4,8' (argparse type): finite numbers >= 0."""
     values = []
@@ -154,6 +162,9 @@ def number_list(text: str) -> list[float]:
             whole: int | None = int(part)
         except ValueError:
             whole = None
+        problem = float_problem(part, value)
+        if problem is not None and whole is None:  # (integers: said below)
+            raise argparse.ArgumentTypeError(f"{part!r}: {problem}")
         if whole is not None and abs(whole) > MAX_EXACT_INT:
             # A float holds every integer up to 2^53 and then only some: 2^53 + 1 would be
             # recorded as 2^53 without a word (package budgets are refused the same way).

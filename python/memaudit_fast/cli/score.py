@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import UsageError
 from ..evaluate.scoring import score
 from ..model.package import Package
-from .common import add_subparser, load_one, name_list, print_json_line, read_json_input
+from .common import add_subparser, load_one, name_list, one_number, print_json_line, read_json_input
 
 
 def add_parser(subparsers: Any) -> None:
@@ -21,7 +21,7 @@ def add_parser(subparsers: Any) -> None:
         "memaudit score package.json --budget 8 --ids c3,c9",
     )
     p.add_argument("path", metavar="PACKAGE", help="the package (- for stdin)")
-    p.add_argument("--budget", type=float, help="the budget B (default: the package's only budget)")
+    p.add_argument("--budget", type=one_number, help="the budget B (default: the package's only budget)")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--ids", type=name_list, help="comma-separated candidate ids")
     source.add_argument("--store", metavar="FILE",

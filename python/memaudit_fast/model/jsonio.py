@@ -118,10 +118,30 @@ def _parse_constant(name: str) -> _BadValue:
 
 def _parse_float(text: str) -> Any:
     value = float(text)
+    problem = float_problem(text, value)
+    return value if problem is None else _BadValue(cut(text), problem)
+
+
+def float_problem(text: str, value: float) -> str | None:
+    """Why the number written ``text`` (read as ``value``) cannot be kept as a double, if it
+    cannot: beyond the range, a non-zero that underflows to 0, or a whole number beyond 2^53
+    that the double rounds (an error, not a rounding, as for integers)."""
     if value in (float("inf"), float("-inf")):
-        return _BadValue(cut(text), f"the number {cut(text)} is beyond the range of a double "
-                                    "(about 1.8e308); write a smaller number")
-    return value
+        return f"the number {cut(text)} is beyond the range of a double (about 1.8e308); write a smaller number"
+    if value == 0.0 and any(d in "123456789" for d in text.lower().partition("e")[0]):
+        return (f"the number {cut(text)} is below the smallest double (about 4.9e-324) and would be read as 0; "
+                "write 0 or a larger number")
+    if abs(value) >= MAX_EXACT_INT:
+        from decimal import Decimal, InvalidOperation
+
+        try:
+            exact = Decimal(text) == Decimal(value)
+        except InvalidOperation:
+            exact = False
+        if not exact:
+            return (f"the number {cut(text)} is beyond 2^53 = 9007199254740992 and not exactly a double (it would "
+                    f"be read as {value:.17g}); write it exactly or smaller")
+    return None
 
 
 def _parse_int(text: str) -> Any:
@@ -378,6 +398,22 @@ _fast_decode = msgspec.json.Decoder().decode
 _fast_encode = msgspec.json.Encoder().encode
 
 
+# The shape of number text: digits as 9, exponent letters as e, signs and points as they are.
+_SHAPE = bytes(57 if 48 <= b <= 57 else 101 if b in (69, 101) else b if b in (43, 45, 46) else 32 for b in range(256))
+_FAR_SHAPES = (b"9e999", b"9e-999", b"9e+999", b"9e99", b"9e+99", b"9" * 16 + b".", b"9" * 16 + b"e",
+               b"." + b"9" * 300)
+
+
+def _far_number(raw: bytes) -> bool:
+    """Whether ``raw`` may hold a number a double cannot keep as written (:func:`float_problem`):
+    an exponent of three digits or of two above 0, 16 digits before a point or an exponent, or
+    300 after a point. Integers do not count: msgspec keeps them whole, for the validator to
+    judge. Text in strings may look so too (an id e1e99): it only costs a careful decode.
+    (A regex took 0.3 ms on 18 KB; this takes 0.05 ms, on a path the core's scanner doubted.)"""
+    shape = raw.translate(_SHAPE)
+    return any(far in shape for far in _FAR_SHAPES)
+
+
 def loads_fast(raw: bytes, max_depth: int) -> Any | None:
     """Decode JSON at C speed; ``None`` whenever the careful decoder must look.
 
@@ -405,6 +441,8 @@ def loads_fast(raw: bytes, max_depth: int) -> Any | None:
         # a float; such a value never encodes back to its own text, so it never passes here.)
         if raw.startswith(again) and (len(raw) == len(again) or raw[len(again):].isspace()):
             return data
+    if _far_number(raw):  # msgspec would read 1e-400 as 0 and 2^53 + 1.0 as 2^53
+        return None
     try:
         data = _fast_decode(raw)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
