@@ -312,3 +312,13 @@ def test_a_closed_stdout_drops_the_output_as_print_does(tmp_path) -> None:
     script = f"exec {shlex.quote(sys.executable)} -m memaudit_fast solve {shlex.quote(str(EXAMPLE))} --budget 8 --json >&-"
     run = subprocess.run(["sh", "-c", script], check=False, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stderr == ""
+
+
+def test_tables_show_control_characters_of_ids_escaped(tmp_path, capsys) -> None:
+    package = json.loads(EXAMPLE.read_text()) | {"package_id": "bad\nid\x1b[31m"}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(package))
+    assert main(["solve", str(path), "--budget", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "bad\\nid\\x1b[31m" in out
+    assert len(out.splitlines()) == 3  # header, rule, one row

@@ -121,7 +121,12 @@ def _fmt(value: Any, decimals: int | None = None) -> str:
         if decimals is None:
             return f"{value:.3e}"
         return f"{value:.{decimals}f}"
-    return str(value)
+    text = str(value)
+    if text.isprintable():
+        return text
+    # An id with a line break, a tab or a terminal escape would break the table (or drive the
+    # terminal): such characters are shown escaped, as repr shows them.
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _numeric(text: str) -> bool:
