@@ -322,3 +322,16 @@ def test_tables_show_control_characters_of_ids_escaped(tmp_path, capsys) -> None
     out = capsys.readouterr().out
     assert "\x1b" not in out and "bad\\nid\\x1b[31m" in out
     assert len(out.splitlines()) == 3  # header, rule, one row
+
+
+def test_score_store_object_must_be_for_this_package_and_budget(tmp_path, capsys) -> None:
+    record = tmp_path / "r.json"
+    record.write_text(json.dumps({"package_id": "other", "budget": 16, "selected": ["c3_update"]}))
+    assert main(["score", str(EXAMPLE), "--store", str(record), "--budget", "16"]) == 2
+    assert "'other'" in capsys.readouterr().err
+    record.write_text(json.dumps({"package_id": "example/lisbon-porto", "budget": 10, "selected": ["c3_update"]}))
+    assert main(["score", str(EXAMPLE), "--store", str(record), "--budget", "16"]) == 2
+    assert "budget 10" in capsys.readouterr().err
+    # Without --budget, the record's own budget is the one scored.
+    assert main(["score", str(EXAMPLE), "--store", str(record), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["budget"] == 10

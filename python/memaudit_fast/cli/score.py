@@ -36,12 +36,31 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(run=run)
 
 
-def read_store(path: str) -> list[str]:
+def read_store(path: str, package: Package | None = None, budget: float | None = None) -> list[str]:
+    """The ids of a store file: a list, or an object with ``selected`` (a result record, say).
+    An object that names another package, or another budget than ``--budget``, is refused:
+    scoring it against this one would answer a question nobody asked."""
     data = read_json_input(path)
     ids = data.get("selected") if isinstance(data, dict) else data
     if not (isinstance(ids, list) and all(isinstance(s, str) for s in ids)):
         raise UsageError(f"{path}: expected a JSON list of candidate ids or an object with 'selected'")
+    if isinstance(data, dict) and package is not None:
+        named = data.get("package_id")
+        if named is not None and named != package.package_id:
+            raise UsageError(f"{path}: the store is for package {named!r}, not {package.package_id!r}")
+        stated = data.get("budget")
+        if budget is not None and isinstance(stated, (int, float)) and not isinstance(stated, bool) \
+                and float(stated) != budget:
+            raise UsageError(f"{path}: the store is for budget {stated:g}, not --budget {budget:g}; drop "
+                             "--budget to score it at its own")
     return ids
+
+
+def store_budget(path: str) -> float | None:
+    """The budget a store object states (a result record's), if any."""
+    data = read_json_input(path)
+    stated = data.get("budget") if isinstance(data, dict) else None
+    return float(stated) if isinstance(stated, (int, float)) and not isinstance(stated, bool) else None
 
 
 def the_budget(package: Package, budget: float | None) -> float:
@@ -59,8 +78,14 @@ def run(args: argparse.Namespace) -> int:
     if args.path == "-" and args.store == "-":
         raise UsageError("PACKAGE and --store cannot both be read from stdin")
     package = with_group_capacity(load_one(args.path), args.group_capacity)
-    ids = args.ids if args.ids is not None else read_store(args.store)
-    result = score(package, ids, the_budget(package, args.budget), opt=args.opt)
+    budget = args.budget
+    if args.ids is not None:
+        ids = args.ids
+    else:
+        ids = read_store(args.store, package, budget)
+        if budget is None and args.store != "-":  # a result record's own budget
+            budget = store_budget(args.store)
+    result = score(package, ids, the_budget(package, budget), opt=args.opt)
     writers = _estimated_writers(package, result, args.estimator) if args.estimator else {}
     if args.json:
         print_json_line({**result.to_record(), **({"writers": writers} if writers else {})})
