@@ -154,3 +154,13 @@ def test_score_refuses_an_opt_that_cannot_be_opt(tmp_path, capsys):
         assert "opt" in capsys.readouterr().err
     assert main(["score", str(ok), "--budget", "2", "--ids", "c", "--opt", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["ratio"] == 1.0
+
+
+def test_sweep_says_when_a_dropped_family_removes_nothing(capsys):
+    import memaudit_fast as ma
+
+    assert main(["sweep", str(ma.example_package_path()), "--writers", "gvt", "--drop", "tombstones"]) == 0
+    err = capsys.readouterr().err
+    assert "--drop tombstones" in err and "removed nothing" in err and "tombstone" in err
+    assert main(["sweep", str(ma.example_package_path()), "--writers", "gvt", "--drop", "update"]) == 0
+    assert "removed nothing" not in capsys.readouterr().err

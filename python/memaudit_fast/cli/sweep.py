@@ -9,7 +9,7 @@ from statistics import mean
 from typing import Any
 
 from ..errors import MemauditError, UsageError
-from ..evaluate.ablation import ablate, ablation_block, parse_drop
+from ..evaluate.ablation import ablate, ablation_block, dropped_representations, parse_drop
 from ..evaluate.baselines import BASELINE_WRITERS, check_writers, writer_context, writer_scores
 from ..model.package import Package
 from ..results.records import error_record, failed_package_id
@@ -88,6 +88,7 @@ def sweep_package(package: Package, args: argparse.Namespace) -> list[dict[str, 
     results = solve(ctx.compiled, budgets=budgets, time_limit=args.time_limit, node_limit=args.node_limit)
     ablations = None
     if args.drop:
+        args.seen_representations.update(str(c.get("representation", "")) for c in package.candidates)
         ablations = ablate(package, budgets, args.drop, full_opt=[r.value for r in results], time_limit=args.time_limit)
     records = []
     for k, result in enumerate(results):
@@ -121,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    args.seen_representations = set()
     failures = done = 0
     interrupted = False
     table: list[dict[str, Any]] = []
@@ -153,6 +155,7 @@ def _run(args: argparse.Namespace) -> int:
             break
     if not args.json and (table or not interrupted):
         print_sweep_table(table, args.writers, args.drop)
+    _unmatched_drops(args)
     if interrupted:
         print("memaudit sweep: interrupted; the last package's results are anytime bounds", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -206,3 +209,16 @@ def _ratio(value: Any) -> str:
 def _mean_ratio(values: Any) -> str:
     clean = [float(v) for v in values if v is not None]
     return _ratio(mean(clean)) if clean else "-"
+
+
+def _unmatched_drops(args: argparse.Namespace) -> None:
+    """Say which --drop names removed nothing from any package (a typo, likely: 'tombstones'),
+    and which representations the packages have."""
+    if not args.drop or not args.seen_representations:
+        return
+    seen = args.seen_representations
+    for name in args.drop:
+        if not dropped_representations([name]) & seen:
+            have = ", ".join(sorted(r for r in seen if r)) or "none named"
+            print(f"memaudit sweep: --drop {name}: no candidate has this representation, so it removed "
+                  f"nothing (representations here: {have})", file=sys.stderr)
