@@ -335,3 +335,19 @@ def test_score_store_object_must_be_for_this_package_and_budget(tmp_path, capsys
     # Without --budget, the record's own budget is the one scored.
     assert main(["score", str(EXAMPLE), "--store", str(record), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["budget"] == 10
+
+
+def test_score_ids_are_taken_as_written_and_empty_entries_refused(tmp_path, capsys) -> None:
+    package = json.loads(EXAMPLE.read_text())
+    twin = dict(package["candidates"][0], candidate_id=package["candidates"][0]["candidate_id"] + " ",
+                group="twin-group")
+    package["candidates"].append(twin)
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(package))
+    first = package["candidates"][0]["candidate_id"]
+    assert main(["score", str(path), "--budget", "16", "--ids", first + " ", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["selected"] == [first + " "]  # the id as written
+    assert main(["score", str(path), "--budget", "16", "--ids", "c3_update, c4_update", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["selected"] == ["c3_update", "c4_update"]
+    assert main(["score", str(path), "--budget", "16", "--ids", "c3_update,"]) == 2
+    assert "empty entry" in capsys.readouterr().err

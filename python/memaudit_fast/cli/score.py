@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import UsageError
 from ..evaluate.scoring import score
 from ..model.package import Package
-from .common import add_subparser, load_one, name_list, one_number, print_json_line, read_json_input
+from .common import add_subparser, load_one, one_number, print_json_line, read_json_input
 
 
 def add_parser(subparsers: Any) -> None:
@@ -23,7 +23,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("path", metavar="PACKAGE", help="the package (- for stdin)")
     p.add_argument("--budget", type=one_number, help="the budget B (default: the package's only budget)")
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--ids", type=name_list, help="comma-separated candidate ids")
+    source.add_argument("--ids", type=id_list, help="comma-separated candidate ids")
     source.add_argument("--store", metavar="FILE",
                         help="JSON file (- for stdin): a list of candidate ids, or an object with 'selected'")
     p.add_argument("--opt", type=float, help="OPT(B) if already known (skips the exact solve)")
@@ -63,6 +63,22 @@ def store_budget(path: str) -> float | None:
     return float(stated) if isinstance(stated, (int, float)) and not isinstance(stated, bool) else None
 
 
+def id_list(text: str) -> list[str]:
+    """``--ids a,b`` (argparse type): entries as written; an empty one is refused, not dropped."""
+    parts = text.split(",")
+    if any(not part for part in parts) and text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty entry; give ids separated by single commas, e.g. c3,c9")
+    return [part for part in parts if part]
+
+
+def resolve_ids(package: Package, ids: list[str]) -> list[str]:
+    """Each id as the package spells it: as written when it is a candidate id, else without the
+    spaces around it (``--ids "c3, c9"``); an id neither names stays as written, and is
+    reported unknown."""
+    known = {str(c.get("candidate_id")) for c in package.candidates}
+    return [i if i in known or i.strip() not in known else i.strip() for i in ids]
+
+
 def the_budget(package: Package, budget: float | None) -> float:
     if budget is not None:
         return budget
@@ -80,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     package = with_group_capacity(load_one(args.path), args.group_capacity)
     budget = args.budget
     if args.ids is not None:
-        ids = args.ids
+        ids = resolve_ids(package, args.ids)
     else:
         ids = read_store(args.store, package, budget)
         if budget is None and args.store != "-":  # a result record's own budget
