@@ -251,3 +251,12 @@ def test_command_line_budgets_follow_the_same_rule(tmp_path, capsys, budget):
     for command in (["score", str(path), "--ids", "c0", "--budget", budget], ["solve", str(path), "--budget", budget]):
         assert main(command) == 2
         assert budget in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("units", [[{"unit_id": "u0", "weight": 2.0}, {"unit_id": "u1", "weight": 1.0}, None], 7])
+def test_unreadable_units_are_reported_once_without_false_references(units):
+    data = _tiny_package() | {"units": units}
+    with pytest.raises(PackageError) as info:
+        package_from_json(json.dumps(data).encode())
+    errors = [str(e) for e in info.value.errors]
+    assert len(errors) == 1 and "units" in errors[0], errors

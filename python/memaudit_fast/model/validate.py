@@ -21,6 +21,13 @@ from .limits import Limits
 from .spec import FORMAT, MAX_ERRORS, OWN_GROUP, SATURATIONS, Locator, SaturationSpec
 
 
+class _EveryId(dict):  # type: ignore[type-arg]
+    """An index that holds every id: for references to a list that could not be read."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
 class _Stop(Exception):
     """One check failed; the checks of that record or section stop, the others go on."""
 
@@ -211,7 +218,14 @@ class _Validator:
             return None  # too large to look further
 
         exp_index = self.unique_ids(experiences, "experiences", "experience_id") if experiences is not None else {}
-        unit_index = self.unique_ids(units, "units", "unit_id") if units is not None else {}
+        if units is not None:
+            unit_index = self.unique_ids(units, "units", "unit_id")
+        elif isinstance(listed := self.data.get("units"), list):
+            # Some entries are not objects (reported): the ids the others hold are not "missing".
+            unit_index = {u["unit_id"]: i for i, u in enumerate(listed) if isinstance(u, dict)
+                          and isinstance(u.get("unit_id"), str)}
+        else:  # no list of units to look in (reported): no reference to one is judged
+            unit_index = _EveryId()
         if candidates is not None:
             self.unique_ids(candidates, "candidates", "candidate_id")
         if queries is not None:
