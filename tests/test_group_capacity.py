@@ -310,3 +310,13 @@ def test_a_group_capacity_above_every_count_is_read_and_one_beyond_2_53_is_refus
     path.write_text(json.dumps(data))
     assert main(["sweep", str(path), "--group-capacity", str(2**31), "--writers", "gvt"]) == 0
     capsys.readouterr()
+
+
+def test_info_shows_the_group_capacity(tmp_path, capsys):
+    data = {"format": "memaudit.package/1", "package_id": "p", "budgets": [5], "objective": {"group_capacity": 3},
+            "units": [{"unit_id": "u0", "weight": 1.0}],
+            "candidates": [{"candidate_id": "c0", "cost": 1, "coverage": {"u0": 1.0}}]}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    assert main(["info", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["group_capacity"] == 3

@@ -81,3 +81,14 @@ def test_opt_is_solved_when_not_given(monkeypatch):
     # B = 3: 'a' alone (2.0) or 'b' + 'c' (1.0 + 1.0); 'a' + 'c' costs 4.
     r = score(PKG, ["c"], 3)
     assert r.opt == pytest.approx(2.0) and r.ratio == pytest.approx(0.5)
+
+
+def test_an_over_budget_cost_is_shown_with_the_digits_that_tell_it_from_the_budget():
+    from memaudit_fast.evaluate.scoring import score
+
+    data = {"format": "memaudit.package/1", "package_id": "f", "budgets": [3],
+            "units": [{"unit_id": "u0", "weight": 1}, {"unit_id": "u1", "weight": 1}],
+            "candidates": [{"candidate_id": "a", "cost": 1, "coverage": {"u0": 1}},
+                           {"candidate_id": "b", "cost": 2.000000001, "coverage": {"u1": 1}}]}
+    result = score(data, ["a", "b"], 3)
+    assert not result.feasible and result.reason == "cost 3.000000001 exceeds the budget 3.0"

@@ -50,6 +50,7 @@ def package_info(path: str) -> dict[str, Any]:
         "total_weight": float(compiled.weight.sum()),
         "weights_rule": pkg.weights_rule,
         "saturation": pkg.saturation_name,
+        "group_capacity": int(compiled.group_capacity),
         "cost_model": pkg.data.get("cost_model"),
         "representations": dict(sorted(reps.items())),
     }

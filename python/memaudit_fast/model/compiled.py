@@ -381,5 +381,9 @@ def store_problems(c: CompiledPackage, ids: Sequence[str], budget: float) -> lis
             )
     cost = math.fsum(float(c.cost[i]) for i in chosen)
     if cost > budget_limit(budget):
-        problems.append(f"cost {cost:g} exceeds the budget {budget:g}")
+        # As many digits as tell them apart (3.000000001 is not "3").
+        shown, limit = f"{cost:g}", f"{budget:g}"
+        if float(shown) <= budget or shown == limit:
+            shown, limit = repr(cost), repr(float(budget))
+        problems.append(f"cost {shown} exceeds the budget {limit}")
     return problems
