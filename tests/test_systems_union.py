@@ -161,3 +161,44 @@ def test_mem0_history_memories_enter_the_union(example: Package, tmp_path: Path)
     assert by_status["superseded"]["coverage"] == {"u_city": 1.0, "u_city_old": 1.0}
     assert by_status["superseded"]["cost"] == len(update_text.split())
     assert union.data["meta"]["systems"]["mem0"]["by_status"] == {"active": 1, "superseded": 1}
+
+
+def _edited_union(example: Package, edit: Any) -> dict[str, Any]:
+    units = {u["unit_id"]: u["text"] for u in example.units}
+    judge = TableJudge({"Lives in Porto now": {units["u_city"]: 1.0}})
+    export = export_of("mem0", [("a", "Lives in Porto now", "2024-05-01"), ("b", "Likes tea", None)])
+    data = json.loads(json.dumps(build_union(example, export, Arbiter(judge)).data))
+    edit(data)
+    return data
+
+
+def _first_system(data: dict[str, Any], key: str, value: Any) -> None:
+    next(c for c in data["candidates"] if c.get("system")).update({key: value})
+
+
+@pytest.mark.parametrize("edit,field", [
+    (lambda d: d["meta"].update(systems="x"), "meta.systems"),
+    (lambda d: d["meta"].update(systems=[1]), "meta.systems"),
+    (lambda d: d["meta"].update(union="x"), "meta.union"),
+    (lambda d: _first_system(d, "salience", "high"), "salience"),
+    (lambda d: _first_system(d, "recency_rank", "x"), "recency_rank"),
+    (lambda d: _first_system(d, "system", "ghost"), "system"),
+    (lambda d: d["meta"]["systems"]["mem0"].update(memories=99), "meta.systems.mem0.memories"),
+])
+def test_a_malformed_union_is_refused_naming_the_field(example: Package, edit: Any, field: str) -> None:
+    from memaudit_fast.systems.diagnostics import score_store
+
+    data = _edited_union(example, edit)
+    with pytest.raises(PackageError, match=field.replace(".", r"\.")):
+        score_store(data, [8])
+    judge = TableJudge({})
+    with pytest.raises(PackageError, match=field.replace(".", r"\.")):
+        build_union(Package.from_dict(data), export_of("amem", [("n", "Likes tea", None)]), Arbiter(judge))
+
+
+def test_a_union_without_salience_values_is_scored(example: Package) -> None:
+    from memaudit_fast.systems.diagnostics import score_store
+
+    data = _edited_union(example, lambda d: _first_system(d, "salience", None))
+    (record,) = score_store(data, [8])
+    assert record["systems"]["mem0"]["memories"] == 2

@@ -40,7 +40,7 @@ from ..evaluate.scoring import ratio_of
 from ..model.compiled import CompiledPackage, compile_package
 from ..model.package import Package
 from ..solve.exact import RESULT_FORMAT
-from .union import base_package, system_candidates, system_package, union_systems
+from .union import base_package, check_union, system_candidates, system_package, union_systems
 
 GAIN_EPSILON = 1e-12
 
@@ -118,7 +118,7 @@ def greedy_upper(cp: CompiledPackage, pool: Sequence[int], budget: float) -> lis
 def _salience_order(cands: list[dict[str, Any]], index: dict[str, int], cost: np.ndarray) -> list[int]:
     keyed = []
     for c in cands:
-        s = float(c.get("salience", 0.0))
+        s = float(c.get("salience") or 0.0)  # (null: no salience, as when it is left out)
         if s <= 0:
             continue
         i = index[c["candidate_id"]]
@@ -152,6 +152,7 @@ def score_store(
     """
     pkg = union if isinstance(union, Package) else Package.from_dict(union)
     data = pkg.data
+    check_union(data, pkg.source)
     names = union_systems(data, systems)
     budget_list = [float(b) for b in (budgets if budgets is not None else pkg.budgets)]
     if not budget_list:

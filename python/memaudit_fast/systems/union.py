@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PackageError, UsageError
+from ..model.jsonio import describe, is_number
 from ..model.package import Package
 from .arbiter import (
     DEFAULT_TOP_K,
@@ -39,6 +40,47 @@ from .records import SystemExport
 
 SYSTEM_PREFIX = "system:"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+def check_union(data: dict[str, Any], source: str | None = None) -> None:
+    """What a union package must hold for its systems to be scored (PackageError naming the
+    field otherwise): ``meta.systems`` an object of systems, each an object whose
+    ``memories`` counts its candidates; every system candidate of a listed system, with a
+    number ``recency_rank`` and, when given, a number ``salience``; ``meta.union`` an object."""
+    meta = data.get("meta")
+    if meta is None:
+        return
+    if not isinstance(meta, dict):
+        raise PackageError(f"found {describe(meta)}, expected an object", field="meta", source=source)
+    systems = meta.get("systems", {})
+    if not isinstance(systems, dict):
+        raise PackageError(f"found {describe(systems)}, expected an object of imported systems (name: block); "
+                           "import stores with 'memaudit import'", field="meta.systems", source=source)
+    if "union" in meta and not isinstance(meta["union"], dict):
+        raise PackageError(f"found {describe(meta['union'])}, expected an object", field="meta.union", source=source)
+    counts = dict.fromkeys(systems, 0)
+    for i, cand in enumerate(data.get("candidates") or []):
+        if not (isinstance(cand, dict) and is_system_candidate(cand)):
+            continue
+        where = f"candidates[{i}]"
+        name = cand["system"]
+        if not isinstance(name, str) or name not in systems:
+            raise PackageError(f"system {name!r} is not in meta.systems ({', '.join(map(repr, systems)) or 'none'})",
+                               record=where, field="system", source=source)
+        counts[name] += 1
+        for key, required in (("recency_rank", True), ("salience", False)):
+            value = cand.get(key)
+            if (value is None and not required) or is_number(value):
+                continue
+            raise PackageError(f"found {describe(value)}, expected a number", record=where, field=key, source=source)
+    for name, block in systems.items():
+        if not isinstance(block, dict):
+            raise PackageError(f"found {describe(block)}, expected an object", field=f"meta.systems.{name}",
+                               source=source)
+        stated = block.get("memories")
+        if stated is not None and stated != counts[name]:
+            raise PackageError(f"says {stated!r} memories, but the union holds {counts[name]} candidates of "
+                               f"system {name!r}", field=f"meta.systems.{name}.memories", source=source)
 
 
 def is_system_candidate(cand: dict[str, Any]) -> bool:
@@ -180,6 +222,7 @@ def build_union(
     from ..model.compiled import as_package
 
     base = as_package(package)
+    check_union(base.data, base.source)
     data = copy.deepcopy(base.data)
     name = check_system_name(name or export.system)
     meta = data.setdefault("meta", {})
