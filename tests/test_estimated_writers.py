@@ -232,3 +232,14 @@ def test_batch_and_score_take_the_estimator(tmp_path, capsys):
     rec = json.loads(capsys.readouterr().out)
     assert set(rec["writers"]) == set(ESTIMATED_WRITERS)
     assert rec["writers"]["estimated_gvt"]["ratio"] <= 1 + 1e-9
+
+
+@pytest.mark.parametrize("spec", ["embed:zzz", "embed:hashing:abc", "embed:st"])
+def test_an_unknown_embedder_is_refused_before_a_batch_writes_anything(tmp_path, capsys, spec):
+    from memaudit_fast.suites.small import generate_package
+
+    sets = tmp_path / "s.jsonl"
+    sets.write_text(json.dumps(generate_package("base", seed=1)) + "\n")
+    out = tmp_path / "r.jsonl"
+    assert main(["batch", str(sets), "--out", str(out), "--estimator", spec, "--writers", "estimated_gvt"]) == 2
+    assert spec in capsys.readouterr().err and not out.exists()

@@ -283,7 +283,14 @@ def load_estimator(spec: str | Estimator | None) -> Estimator | None:
     if spec is None or not isinstance(spec, str):
         return spec
     if spec == "embed" or spec.startswith("embed:"):
-        return EmbeddingEstimator(spec.partition(":")[2] or "hashing")
+        from ..writers.embed import check_embedder_name
+
+        name = spec.partition(":")[2] or "hashing"
+        try:
+            check_embedder_name(name)  # before any work: a run with it would fail every package
+        except UsageError as exc:
+            raise UsageError(f"--estimator {spec!r}: {exc}") from None
+        return EmbeddingEstimator(name)
     path = Path(spec)
     if not path.is_file():
         raise UsageError(f"--estimator {spec!r}: no such file; give a model from memaudit train-estimator, or embed")

@@ -105,6 +105,9 @@ class BatchOptions:
             raise UsageError(f"--group-capacity must be an integer >= 1, got {self.group_capacity!r}")
         if self.estimator is not None and self.estimator_identity is None:
             if is_embedding_estimator(self.estimator):
+                from ..evaluate.estimators import load_estimator
+
+                load_estimator(self.estimator)  # an unknown embedder is refused before anything runs
                 object.__setattr__(self, "estimator_identity", self.estimator)
             else:
                 identity, model = estimator_model(self.estimator)

@@ -213,7 +213,7 @@ def get_embedder(spec: str | Embedder | None = None) -> Embedder:
     """
     if spec is not None and not isinstance(spec, str):
         return spec
-    name = (spec or DEFAULT_EMBEDDER).strip()
+    name = check_embedder_name(spec)
     if name == "auto":
         name = "wordllama" if wordllama_available() else "hashing"
     head, _, arg = name.partition(":")
@@ -225,7 +225,19 @@ def get_embedder(spec: str | Embedder | None = None) -> Embedder:
         if not arg:
             raise UsageError("name the model: st:MODEL (e.g. st:all-MiniLM-L6-v2)")
         return SentenceTransformerEmbedder(arg)
-    raise UsageError(
-        f"unknown embedder {name!r}; use auto, wordllama, wordllama:DIM, hashing, hashing:DIM "
-        "or st:MODEL"
-    )
+    raise AssertionError(name)  # check_embedder_name let it through
+
+
+def check_embedder_name(spec: str | None) -> str:
+    """The embedder name ``spec`` stands for, checked without building it (UsageError for an
+    unknown name or a bad dimension), so that a run is refused before it starts."""
+    name = (spec or DEFAULT_EMBEDDER).strip()
+    head, _, arg = name.partition(":")
+    if head in ("hashing", "wordllama") and arg and not (arg.isdigit() and int(arg) > 0):
+        raise UsageError(f"embedder {name!r}: the dimension must be a whole number > 0, e.g. {head}:256")
+    if head in ("st", "sentence-transformers") and not arg:
+        raise UsageError("name the model: st:MODEL (e.g. st:all-MiniLM-L6-v2)")
+    if name != "auto" and head not in ("hashing", "wordllama", "st", "sentence-transformers"):
+        raise UsageError(f"unknown embedder {name!r}; use auto, wordllama, wordllama:DIM, hashing, hashing:DIM "
+                         "or st:MODEL")
+    return name
