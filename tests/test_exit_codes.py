@@ -164,3 +164,11 @@ def test_sweep_says_when_a_dropped_family_removes_nothing(capsys):
     assert "--drop tombstones" in err and "removed nothing" in err and "tombstone" in err
     assert main(["sweep", str(ma.example_package_path()), "--writers", "gvt", "--drop", "update"]) == 0
     assert "removed nothing" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("names", ["gvt,,greedy", "gvt,", ","])
+def test_an_empty_name_in_a_list_is_refused(tmp_path, capsys, names):
+    ok = tmp_path / "ok.json"
+    ok.write_text(json.dumps(good()))
+    assert main(["sweep", str(ok), "--writers", names]) == 2
+    assert "empty entry" in capsys.readouterr().err

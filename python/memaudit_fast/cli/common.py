@@ -183,7 +183,14 @@ def number_list(text: str) -> list[float]:
 
 
 def name_list(text: str) -> list[str]:
-    return [p.strip() for p in text.split(",") if p.strip()]
+    """Parse 'gvt,greedy' (argparse type): names without the spaces around them. An empty entry
+    ('gvt,,greedy', 'gvt,', ',') is refused, not dropped: a name left out is not guessed at
+    (``--sample-id ,`` took every conversation)."""
+    parts = [p.strip() for p in text.split(",")]
+    if any(not p for p in parts) and text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty entry; give names separated by single commas, "
+                                         "e.g. gvt,greedy")
+    return [p for p in parts if p]
 
 
 def add_quiet(p: argparse.ArgumentParser) -> None:
