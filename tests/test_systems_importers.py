@@ -172,6 +172,9 @@ def test_letta_blocks_and_passages(tmp_path: Path) -> None:
     only_human = read_letta(path, labels=["human"])
     assert [m.memory_id for m in only_human.memories][:4] == ids[:4]
     assert only_human.details["blocks_skipped"] == 1
+    # A label no block has (a typo) is refused, not an empty store.
+    with pytest.raises(UsageError, match="'humans'"):
+        read_letta(path, labels=["human", "humans"])
 
 
 def test_letta_agent_state_and_separate_passages(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import PackageError
+from ..errors import PackageError, UsageError
 from ..model.jsonio import describe
 from .records import (
     ExportedMemory,
@@ -138,6 +138,11 @@ def read_letta(
                 extra["block_id"] = block_id
             memories.append(ExportedMemory(memory_id, atom, "core_atom", "active", None, None,
                                            len(memories), (), extra))
+
+    if wanted is not None and not wanted <= set(block_labels):
+        missing = ", ".join(repr(label) for label in sorted(wanted - set(block_labels)))
+        have = ", ".join(repr(label) for label in block_labels) or "none"
+        raise UsageError(f"--labels {missing}: no block of {path} has such a label (its labels: {have})")
 
     preader = RecordReader(passage_source, "letta")
     n_deleted = 0
