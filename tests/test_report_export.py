@@ -86,3 +86,12 @@ def test_a_pretty_printed_package_is_refused_as_a_package_not_as_bad_json(tmp_pa
     for argv in (["export", str(pkg), str(tmp_path / "x.parquet")], ["report", str(pkg), "--out", str(tmp_path / "r")]):
         assert main(argv) == 2
     assert not (tmp_path / "x.parquet").exists() and not (tmp_path / "r").exists()
+
+
+def test_a_cut_last_line_says_how_to_complete_the_file(tmp_path, capsys):
+    text = "".join(json.dumps(r) + "\n" for r in records())
+    path = tmp_path / "r.jsonl"
+    path.write_text(text[: len(text) - 40])  # a batch stopped while writing its last record
+    assert main(["export", str(path), str(tmp_path / "o.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "cut off" in err and "--resume" in err

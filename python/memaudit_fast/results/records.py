@@ -180,13 +180,18 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     """
     text, label = read_results_text(path)
     records: list[dict[str, Any]] = []
-    for number, line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"line {number}"
         try:
             record = loads_strict(line, source=label, record=where)
         except PackageError:
+            if number == len(lines) and is_record_start(line.lstrip().encode("utf-8", "surrogatepass")):
+                raise PackageError("the last line is cut off (no line end): the file of a batch that was stopped "
+                                   "while writing; run that batch again with --resume to complete it",
+                                   source=label, record=where) from None
             if not records:
                 _refuse_whole_document(text, label)
             raise
