@@ -50,6 +50,22 @@ def finished_exit_code(done: int, failed: int) -> int:
     return EXIT_FAILURES if done else EXIT_BAD_INPUT
 
 
+def packages_exit_code(command: str, paths: Iterable[str | Path], *, interrupted: bool, done: int, failed: int,
+                       note: str) -> int:
+    """The end of a command over packages: 130 when Ctrl-C stopped it (``note`` says what the
+    output above is), bad usage when the paths held no package at all, else
+    :func:`finished_exit_code`."""
+    if interrupted:
+        print(f"memaudit {command}: interrupted; {note}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if done == 0 and failed == 0:
+        from ..errors import UsageError
+
+        raise UsageError(f"no packages found in {', '.join(map(str, paths))} (a package .json, an artifact "
+                         "directory, a .jsonl set, or a directory holding them)")
+    return finished_exit_code(done, failed)
+
+
 def failure_text(label: str, error: BaseException) -> str:
     """``label: message`` without the label twice (a PackageError already names its source)."""
     message = str(error)

@@ -28,8 +28,8 @@ from ..solve.exact import (
 from .common import (
     add_subparser,
     failure_text,
-    finished_exit_code,
     number_list,
+    packages_exit_code,
     print_json_line,
     print_table,
     read_entries,
@@ -259,15 +259,10 @@ def _run(args: argparse.Namespace, log: SolveLog) -> int:
     if disagree or uncertified:
         print(f"memaudit solve: {disagree} certificate(s) disagree, {uncertified} could not be made "
               "(see --json for the issues)", file=sys.stderr)
-    if interrupted:
-        print("memaudit solve: interrupted; the results above are anytime bounds", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    if solved == 0 and failures == 0:
-        raise UsageError(f"no packages found in {', '.join(args.paths)} (a package .json, an artifact directory, "
-                         "a .jsonl set, or a directory holding them)")
     # One rule (cli.common): 3 when something failed, disagreed or stayed unverified; 2 when
     # nothing could be solved at all.
-    return finished_exit_code(solved, failures + disagree + uncertified)
+    return packages_exit_code("solve", args.paths, interrupted=interrupted, done=solved,
+                              failed=failures + disagree + uncertified, note="the results above are anytime bounds")
 
 
 def check_certifier(name: str) -> None:

@@ -17,14 +17,14 @@ from ..solve.certify import SOLVERS, certify
 from .common import (
     add_subparser,
     failure_text,
-    finished_exit_code,
     name_list,
     number_list,
+    packages_exit_code,
     print_json_line,
     print_table,
     read_entries,
 )
-from .solve import EXIT_INTERRUPTED, check_certifier, sigterm_as_interrupt
+from .solve import check_certifier, sigterm_as_interrupt
 
 EXIT_SOME_FAILED = 3
 
@@ -156,13 +156,8 @@ def _run(args: argparse.Namespace) -> int:
     if not args.json and (table or not interrupted):
         print_sweep_table(table, args.writers, args.drop)
     _unmatched_drops(args)
-    if interrupted:
-        print("memaudit sweep: interrupted; the last package's results are anytime bounds", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    if done == 0 and failures == 0:
-        raise UsageError(f"no packages found in {', '.join(args.paths)} (a package .json, an artifact directory, "
-                         "a .jsonl set, or a directory holding them)")
-    return finished_exit_code(done, failures)
+    return packages_exit_code("sweep", args.paths, interrupted=interrupted, done=done, failed=failures,
+                              note="the last package's results are anytime bounds")
 
 
 def print_sweep_table(records: list[dict[str, Any]], writers: list[str], drop: tuple[str, ...] | None) -> None:
