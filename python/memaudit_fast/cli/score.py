@@ -36,31 +36,25 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(run=run)
 
 
-def read_store(path: str, package: Package | None = None, budget: float | None = None) -> list[str]:
-    """The ids of a store file: a list, or an object with ``selected`` (a result record, say).
-    An object that names another package, or another budget than ``--budget``, is refused:
-    scoring it against this one would answer a question nobody asked."""
+def read_store(path: str, package: Package | None = None, budget: float | None = None) -> tuple[list[str], float | None]:
+    """The ids of a store file (a list, or an object with ``selected``: a result record, say)
+    and the budget such an object states. An object that names another package, or another
+    budget than ``--budget``, is refused: scoring it against this one would answer a question
+    nobody asked."""
     data = read_json_input(path)
     ids = data.get("selected") if isinstance(data, dict) else data
     if not (isinstance(ids, list) and all(isinstance(s, str) for s in ids)):
         raise UsageError(f"{path}: expected a JSON list of candidate ids or an object with 'selected'")
+    stated = data.get("budget") if isinstance(data, dict) else None
+    stated = float(stated) if isinstance(stated, (int, float)) and not isinstance(stated, bool) else None
     if isinstance(data, dict) and package is not None:
         named = data.get("package_id")
         if named is not None and named != package.package_id:
             raise UsageError(f"{path}: the store is for package {named!r}, not {package.package_id!r}")
-        stated = data.get("budget")
-        if budget is not None and isinstance(stated, (int, float)) and not isinstance(stated, bool) \
-                and float(stated) != budget:
+        if budget is not None and stated is not None and stated != budget:
             raise UsageError(f"{path}: the store is for budget {stated:g}, not --budget {budget:g}; drop "
                              "--budget to score it at its own")
-    return ids
-
-
-def store_budget(path: str) -> float | None:
-    """The budget a store object states (a result record's), if any."""
-    data = read_json_input(path)
-    stated = data.get("budget") if isinstance(data, dict) else None
-    return float(stated) if isinstance(stated, (int, float)) and not isinstance(stated, bool) else None
+    return ids, stated
 
 
 def id_list(text: str) -> list[str]:
@@ -98,9 +92,8 @@ def run(args: argparse.Namespace) -> int:
     if args.ids is not None:
         ids = resolve_ids(package, args.ids)
     else:
-        ids = read_store(args.store, package, budget)
-        if budget is None and args.store != "-":  # a result record's own budget
-            budget = store_budget(args.store)
+        ids, stated = read_store(args.store, package, budget)
+        budget = stated if budget is None else budget  # a result record's own budget
     result = score(package, ids, the_budget(package, budget), opt=args.opt)
     writers = _estimated_writers(package, result, args.estimator) if args.estimator else {}
     if args.json:
