@@ -279,13 +279,13 @@ def _chain(held: list[tuple[int, bytes | PackageError]],
 def _one_package(held: list[tuple[int, bytes | PackageError]], lines: Iterator[tuple[int, bytes | PackageError]],
                  cap: int) -> SetEntry:
     """The one package of stdin (every line, read whole within ``cap`` bytes)."""
+    from ..model.lines import stdin_too_large
     from ..model.package import package_from_json
     from ..model.sets import SetEntry
 
     parts: list[bytes] = []
     total = 0
-    too_large = PackageError(f"larger than the limit of {cap} bytes (after decompression); raise it with "
-                             "MEMAUDIT_MAX_FILE_BYTES if genuine", source="<stdin>")
+    too_large = stdin_too_large(cap)
     for _, line in _chain(held, lines):
         if isinstance(line, PackageError):  # unreadable, or a line too long (so is the whole)
             failed = line.detail.startswith("cannot read")

@@ -13,7 +13,7 @@ from typing import IO, Any
 from ..errors import PackageError
 from .jsonio import open_regular
 
-__all__ = ["LINE_BUFFER", "gunzip_as_it_arrives", "iter_lines", "iter_stream_lines", "read_stdin_text", "stdin_stream"]
+__all__ = ["LINE_BUFFER", "gunzip_as_it_arrives", "iter_lines", "iter_stream_lines", "read_stdin_text", "stdin_stream", "stdin_too_large"]
 
 
 # Lines of a package set are ~10-100 KB: with the default 8 KB buffer, reading one takes several
@@ -144,6 +144,11 @@ def read_stdin_text() -> str:
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise PackageError(f"cannot read: {exc}", source="<stdin>") from None
     if len(raw) > cap:
-        raise PackageError(f"larger than the limit of {cap} bytes (after decompression); raise it with "
-                           "MEMAUDIT_MAX_FILE_BYTES if genuine", source="<stdin>")
+        raise stdin_too_large(cap)
     return decode_utf8(raw, source="<stdin>")
+
+
+def stdin_too_large(cap: int) -> PackageError:
+    """The error of a standard input read whole that holds more than ``cap`` bytes."""
+    return PackageError(f"larger than the limit of {cap} bytes (after decompression); raise it with "
+                        "MEMAUDIT_MAX_FILE_BYTES if genuine", source="<stdin>")
