@@ -148,8 +148,9 @@ def test_the_estimator_is_keyed_by_its_model_not_its_path(tmp_path, small_set, m
 
 def test_workers_score_with_the_model_the_options_digested(tmp_path, small_set, monkeypatch):
     from memaudit_fast.experiments import batch as batch_module
+    from memaudit_fast.experiments import batch_scoring
 
-    monkeypatch.setattr(batch_module, "_ESTIMATORS", {})  # nothing loaded before
+    monkeypatch.setattr(batch_scoring, "_ESTIMATORS", {})  # nothing loaded before
     model = write_model(tmp_path / "model.json", alpha=1.0)
     options = BatchOptions(budgets=(2,), writers=("estimated_gvt",), estimator=str(model))
     write_model(model, alpha=100.0)  # changed after the options were made: not used

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memaudit_fast.experiments.batch import BatchOptions, _lean_records, member_digest, score_member
+from memaudit_fast.experiments.batch import BatchOptions, member_digest, score_member
+from memaudit_fast.experiments.batch_scoring import lean_records
 from memaudit_fast.model.compiled import compile_package, compile_validated
 from memaudit_fast.model.package import Package
 from memaudit_fast.model.sets import iter_raw_members, write_package_set
@@ -60,7 +61,7 @@ def check(data: dict, options: BatchOptions) -> None:
     if lean.group_capacity != 1:
         return
     budgets = list(options.budgets or ())
-    got = encode_records(_lean_records(lean, budgets, options, None))
+    got = encode_records(lean_records(lean, budgets, options, None))
     assert untimed(got) == untimed(encode_records(reference(package, budgets, options)))
 
 

@@ -57,8 +57,6 @@ Guarantees
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import signal
 import sys
@@ -72,7 +70,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MemauditError, OutputError, UsageError
-from ..model.compiled import check_budgets, compile_validated
+from ..model.compiled import compile_validated
 from ..model.estimates import with_group_capacity
 from ..model.sets import STDIN, RawMember, parse_member, resolve_member
 from ..progress import Progress
@@ -82,7 +80,6 @@ from ..results.records import (
     encode_records_with,
     error_record,
     failed_package_id,
-    solved_record,
     without_superseded_errors,
 )
 from .batch_count import Counter
@@ -92,10 +89,10 @@ from .batch_resume import (
     member_digest,
     open_output,
     read_done,
-    unique,
     with_options,
     write_all,
 )
+from .batch_scoring import budget_plan, score_compiled
 from .parallel import ProcessRunner, chunks, hand_in, make_runner, worker_stop_token
 from .readahead import IDLE, read_members
 
@@ -152,96 +149,6 @@ class BatchSummary:
 # its outcome comes back.
 Task = tuple[RawMember, "str | None", frozenset[float]]
 Outcome = tuple[bytes, int, list[str], bool, str]
-
-
-def budget_plan(package: Any, options: BatchOptions) -> list[tuple[float, float, float | None]]:
-    """(key, budget, fraction or None) for every budget of ``package``, without duplicates."""
-    if options.budgets is not None:
-        return [(b, b, None) for b in options.budgets]
-    if options.budget_fracs is not None:
-        total = package.total_cost()
-        return [(f, f * total, f) for f in options.budget_fracs]
-    own = unique(float(b) for b in package.budgets)
-    if not own:
-        raise UsageError("the package has no budgets; pass --budgets or --budget-fracs")
-    return [(b, b, None) for b in own]
-
-
-def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions, cancel: Any = None) -> list[dict[str, Any]]:
-    """Solve every budget, then add writer scores and certificates when asked for.
-
-    Returns no records when a solve was interrupted (``cancel`` or Ctrl-C): the caller must
-    not record an unfinished package.
-    """
-    if compiled.group_capacity == 1 and options.certify == "none":
-        return _lean_records(compiled, budgets, options, cancel)
-    from ..solve.exact import solve
-
-    # The branch-and-bound alone, as in the lean path: a worker holds one core.
-    results = solve(compiled, budgets=budgets, time_limit=options.time_limit, node_limit=options.node_limit,
-                    cancel=cancel, finish=None)
-    if any(r.status == "interrupted" for r in results):
-        return []
-    records = []
-    for result in results:
-        record = result.to_record()
-        if options.writers:
-            from ..evaluate.baselines import writer_scores
-
-            record["writers"] = writer_scores(compiled, result.budget, options.writers, opt=result.value,
-                                              estimator=_estimator(options))
-        if options.certify != "none":
-            from ..solve.certify import certify
-
-            # The MILP gets the solve's limit (a certificate stopped by it says time_limit); Ctrl-C
-            # stops it with a KeyboardInterrupt, and the package is not written.
-            record["certificate"] = certify(compiled, result, solver=options.certify,
-                                            time_limit=options.time_limit).to_dict()
-        records.append(record)
-    return records
-
-
-def _lean_records(compiled: Any, budgets: list[float], options: BatchOptions, cancel: Any) -> list[dict[str, Any]]:
-    """:func:`score_compiled` without certificates for one candidate per group: records
-    straight from the core's results (the records ``solve()`` would give, see
-    :func:`~..results.records.solved_record`), with the writers' scores when asked for."""
-    from ..solve.exact import solve_core
-
-    node_limit, time_limit = options.node_limit, options.time_limit
-    if not (all(map(math.isfinite, budgets)) and min(budgets) >= 0):  # plain floats here, checked on the way
-        budgets = check_budgets(budgets)  # raises the message of solve()
-    raw = solve_core(compiled.problem, budgets,
-                     None if time_limit is None or time_limit == math.inf else float(time_limit),
-                     None if node_limit is None else int(node_limit), cancel)
-    records = []
-    for r in raw:
-        if r.status == "interrupted":
-            return []
-        record = solved_record(compiled, r)
-        if options.writers:
-            from ..evaluate.baselines import writer_scores
-
-            record["writers"] = writer_scores(compiled, float(r.budget), options.writers, opt=float(r.value),
-                                              estimator=_estimator(options))
-        records.append(record)
-    return records
-
-
-def _estimator(options: BatchOptions) -> Any:
-    """The estimator of a batch, loaded once per process from the model its options digested."""
-    spec, identity = options.estimator, options.estimator_identity
-    if spec is None or identity is None:
-        return None
-    if identity not in _ESTIMATORS:
-        from ..evaluate.estimators import RidgeEstimator, load_estimator
-
-        model = options.estimator_model
-        _ESTIMATORS[identity] = load_estimator(spec) if model is None else \
-            RidgeEstimator.from_json(json.loads(model), source=spec)
-    return _ESTIMATORS[identity]
-
-
-_ESTIMATORS: dict[str, Any] = {}
 
 
 def score_member(task: Task, options: BatchOptions, cancel: Any = None) -> Outcome:
