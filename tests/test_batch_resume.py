@@ -101,7 +101,12 @@ def test_an_edited_set_resolves_what_changed_and_only_that(tmp_path):
     assert set(keys(records).values()) == {1}
     now = {member_digest(m): m for m in iter_raw_members([path])}
     current = [r for r in records if r["member_digest"] in now]
-    assert len(current) == 6 * 3
+    # The records of the removed and the changed member were moved aside: the file holds the set.
+    assert current == records and len(current) == 6 * 3
+    assert {r["source"] for r in records} == {m[0] for m in now.values()}
+    assert all(r["source"] == now[r["member_digest"]][0] for r in records)
+    aside = read(tmp_path / "out.superseded.jsonl")
+    assert len(aside) == 2 * 3 and not {r["member_digest"] for r in aside} & now.keys()
     for package in edited:
         digest = next(d for d, m in now.items() if json.loads(m[2])["package_id"] == package["package_id"]
                       and json.loads(m[2])["candidates"] == package["candidates"])

@@ -120,9 +120,13 @@ def _report(summary: BatchSummary, out: str) -> None:
         + f") in {summary.seconds:.2f}s ({rate:.0f} packages/s) -> {out}",
         file=sys.stderr,
     )
-    if summary.stale:
-        print(f"  note: {summary.stale} packages with records in {out} are no longer in the set "
-              "(changed or removed); their records stay", file=sys.stderr)
+    moved = summary.compaction
+    if moved is not None and moved.moved_records:
+        print(f"  note: {moved.moved_members} packages with records in {out} are no longer in the set (changed "
+              f"or removed); their {moved.moved_records} records were moved to {moved.moved_to}", file=sys.stderr)
+    if moved is not None and moved.relabelled:
+        print(f"  note: {moved.relabelled} records in {out} now give the place their package has in the set "
+              "(source)", file=sys.stderr)
     for failure in summary.failures[:10]:
         print(f"  failed: {failure}", file=sys.stderr)
     if summary.failed > 10:

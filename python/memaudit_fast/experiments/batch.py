@@ -31,7 +31,9 @@ Guarantees
   only for the budget keys it has no record for: members whose content is unchanged and
   complete are skipped (with the packages' own budgets a worker parses the member to know its
   budgets), members whose content changed are solved anew, and one that a kill cut short is
-  completed. After any number of kills and resumes there is exactly one record per key.
+  completed. After any number of kills and resumes there is exactly one record per key. A resume
+  that reads its whole set then moves the records of members no longer in it (changed or
+  removed) to ``NAME.superseded.jsonl`` (:mod:`.batch_compact`).
 * A malformed or failing package yields an ``error`` record naming the cause; the batch goes
   on, and :func:`run_batch` reports how many failed. An error record holds no budget key, so
   a resumed run scores that member again (the cause may be gone: a limit raised, a file
@@ -82,6 +84,7 @@ from ..results.records import (
     failed_package_id,
     without_superseded_errors,
 )
+from .batch_compact import Compaction, compact, superseded_path
 from .batch_count import Counter
 from .batch_resume import (
     BatchOptions,
@@ -136,6 +139,7 @@ class BatchSummary:
     truncated_tail: bool = False
     interrupted: bool = False
     stale: int = 0  # members with records in the file whose content is not in the set any more
+    compaction: Compaction | None = None  # what a resume that read its whole set moved aside
     retried: int = 0  # members that ended in an error record before (resume) and were scored again
     failures: list[str] = field(default_factory=list)
     lost_worker: bool = False  # a worker process died (killed): the run stopped as if interrupted
@@ -227,8 +231,12 @@ def _stdin_is_terminal() -> bool:
 
 # Counting members for the progress display, without holding up the work ---------------------------
 def _own_file(output: Output) -> frozenset[tuple[int, int]]:
-    st = os.fstat(output.fd)
-    return frozenset({(st.st_dev, st.st_ino)})
+    """The results file and the file of its superseded records (by device and inode)."""
+    own = [os.fstat(output.fd)]
+    side = superseded_path(output.path)
+    if side.is_file() and not side.is_symlink():
+        own.append(side.stat())
+    return frozenset((st.st_dev, st.st_ino) for st in own)
 
 
 class _Stop(BaseException):
@@ -324,10 +332,12 @@ def _run(input_paths: list[Path], out: str | Path, options: BatchOptions, worker
         output.start()
         if counter is not None:
             counter.start()
-        _drive(input_paths, output, options, summary, progress, counter, runner, size, own,
-               ramp=chunk_size is None)
+        labels = _drive(input_paths, output, options, summary, progress, counter, runner, size, own,
+                        ramp=chunk_size is None)
         os.fsync(output.fd)
         stopped = summary.interrupted
+        if not stopped and output.done.members:
+            summary.compaction = compact(output, labels, output.done.members - labels.keys(), options)
     except BaseException:
         output.abandon_if_empty()  # a file this run made and wrote nothing to goes away
         raise
@@ -340,9 +350,12 @@ def _run(input_paths: list[Path], out: str | Path, options: BatchOptions, worker
 
 def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summary: BatchSummary,
            progress: Progress | None, counter: Counter | None, runner: Any, size: int,
-           own: frozenset[tuple[int, int]], ramp: bool = False) -> None:
+           own: frozenset[tuple[int, int]], ramp: bool = False) -> dict[str, str]:
+    """Score and write the set; returns where each member was read (digest -> label) when
+    the file had records before (a resume), else nothing."""
     done = output.done
     seen: set[str] = set()
+    labels: dict[str, str] = {}
     planned = options.planned_keys()
     # The file's first record states the options (a resumed file has them already).
     first_write = [not done.keys and not done.errored]
@@ -374,6 +387,7 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
                 tick()
                 continue
             seen.add(digest)
+            labels[digest] = member[0]
             keys = done.keys.get(digest)
             # An error record holds no budget key, so it does not count as done: the cause may be
             # gone (a limit raised, a file fixed), and the member is scored again.
@@ -469,7 +483,9 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
     except BaseException:
         runner.stop()  # an internal failure: no worker goes on solving for nobody
         raise
-    summary.stale = len(done.members - seen)
+    if not summary.interrupted:  # members not reached are not gone from the set
+        summary.stale = len(done.members - seen)
+    return labels
 
 
 def _count_failure(summary: BatchSummary, errors: list[str]) -> None:

@@ -1,0 +1,194 @@
+"""A resumed batch's results file describes the set it was resumed on (experiments/batch_compact).
+
+Records of members edited or removed between two runs are moved to ``NAME.superseded.jsonl``
+once the resume has read its whole set, and the records kept say where their member is now:
+the file then holds what a fresh run on the edited set writes, and export counts each package
+of the set once.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from memaudit_fast.cli.main import main
+from memaudit_fast.experiments import batch as batch_module
+from memaudit_fast.experiments.batch import BatchOptions, run_batch
+from memaudit_fast.experiments.batch_compact import _append_new_lines, superseded_path
+from memaudit_fast.model.sets import write_package_set
+from memaudit_fast.suites.small import generate_package
+
+DISTS = ["base", "density_trap", "update_chain", "summary_tradeoff", "scope_shift"]
+
+
+def packages(count: int, first_seed: int = 0) -> list[dict]:
+    return [generate_package(DISTS[k % len(DISTS)], seed=first_seed + k) for k in range(count)]
+
+
+def read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_bytes().split(b"\n") if line.strip()]
+
+
+def batch(*args: str | Path) -> int:
+    return main(["batch", *map(str, args), "--quiet"])
+
+
+def essence(records: list[dict]) -> list[tuple]:
+    """What a record says, without what varies between two solves of it (time, nodes)."""
+    return sorted((r["member_digest"], r["options_digest"], r["package_id"], r["source"], r["budget"], r["opt"],
+                   r["status"]) for r in records)
+
+
+def with_costs_raised(package: dict) -> dict:
+    changed = json.loads(json.dumps(package))
+    for candidate in changed["candidates"]:
+        candidate["cost"] += 1
+    return changed
+
+
+@pytest.mark.parametrize("backend", ["serial", "local"])
+def test_a_resumed_edited_set_leaves_the_file_a_fresh_run_writes(tmp_path, backend):
+    members = packages(7)
+    path = tmp_path / "set.jsonl"
+    write_package_set(members, path)
+    out, fresh = tmp_path / "out.jsonl", tmp_path / "fresh.jsonl"
+    options = BatchOptions(budgets=(2, 4))
+    run_batch([path], out, options, workers=2, backend=backend)
+    # The first line removed (its record carried the options), one package changed, one added.
+    edited = [*members[1:4], with_costs_raised(members[4]), *members[5:], packages(1, first_seed=70)[0]]
+    write_package_set(edited, path, overwrite=True)
+    summary = run_batch([path], out, options, workers=2, backend=backend, resume=True)
+    assert summary.compaction is not None
+    assert (summary.compaction.moved_members, summary.compaction.moved_records) == (2, 4)
+    run_batch([path], fresh, options, workers=2, backend=backend)
+    assert essence(read(out)) == essence(read(fresh))
+    # The first record states the options again, so a resume with other ones still says what differs.
+    assert "options" in read(out)[0]
+    assert main(["batch", str(path), "--out", str(out), "--budgets", "2,8", "--resume", "--quiet"]) == 2
+    # The records taken out are kept beside the file.
+    aside = read(superseded_path(out))
+    assert {r["package_id"] for r in aside} == {members[0]["package_id"], members[4]["package_id"]}
+    assert len(aside) == 4
+
+
+def test_export_after_an_edited_resume_counts_each_package_of_the_set_once(tmp_path, capsys):
+    members = packages(4)
+    path = tmp_path / "set.jsonl"
+    write_package_set(members, path)
+    out = tmp_path / "out.jsonl"
+    assert batch(path, "--out", out, "--budgets", "2,4", "--workers", "1") == 0
+    write_package_set([members[0], with_costs_raised(members[1]), members[3]], path, overwrite=True)
+    capsys.readouterr()
+    assert batch(path, "--out", out, "--budgets", "2,4", "--workers", "1", "--resume") == 0
+    err = capsys.readouterr().err
+    assert "2 packages with records" in err and "4 records were moved to" in err and "out.superseded.jsonl" in err
+    table = tmp_path / "t.csv"
+    assert main(["export", str(out), str(table), "--quiet"]) == 0
+    with table.open() as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(row["package_id"] for row in rows) == sorted(p["package_id"] for p in (members[0], members[1], members[3])
+                                                               for _ in range(2))
+    costs = {row["package_id"]: float(row["opt"]) for row in rows if row["budget"] == "4"}
+    fresh = tmp_path / "fresh.jsonl"
+    assert batch(path, "--out", fresh, "--budgets", "2,4", "--workers", "1") == 0
+    assert costs == {r["package_id"]: r["opt"] for r in read(fresh) if r["budget"] == 4}
+
+
+def test_a_resume_of_an_unchanged_set_rewrites_nothing(tmp_path):
+    path = tmp_path / "set.jsonl"
+    write_package_set(packages(4), path)
+    out = tmp_path / "out.jsonl"
+    options = BatchOptions(budgets=(2,))
+    run_batch([path], out, options, workers=1, backend="serial")
+    before, inode = out.read_bytes(), out.stat().st_ino
+    summary = run_batch([path], out, options, workers=1, backend="serial", resume=True)
+    assert summary.compaction is None and summary.stale == 0
+    assert out.read_bytes() == before and out.stat().st_ino == inode
+    assert not superseded_path(out).exists()
+
+
+def test_an_interrupted_resume_moves_nothing(tmp_path, monkeypatch):
+    members = packages(5)
+    path = tmp_path / "set.jsonl"
+    write_package_set(members, path)
+    out = tmp_path / "out.jsonl"
+    options = BatchOptions(budgets=(2,))
+    run_batch([path], out, options, workers=1, backend="serial")
+    write_package_set([with_costs_raised(members[0]), *members[1:]], path, overwrite=True)
+    before = out.read_bytes()
+    real = batch_module.score_member
+
+    def stop_at_once(task, options, cancel=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch_module, "score_member", stop_at_once)
+    summary = run_batch([path], out, options, workers=1, backend="serial", resume=True)
+    assert summary.interrupted and summary.compaction is None and summary.stale == 0
+    assert out.read_bytes() == before and not superseded_path(out).exists()
+    monkeypatch.setattr(batch_module, "score_member", real)
+    summary = run_batch([path], out, options, workers=1, backend="serial", resume=True)
+    assert summary.compaction is not None and summary.compaction.moved_records == 1
+    assert len(read(out)) == 5
+
+
+def test_a_compaction_done_again_adds_no_line_twice(tmp_path):
+    side = tmp_path / "r.superseded.jsonl"
+    lines = [b'{"a":1}\n', b'{"b":2}\n']
+    _append_new_lines(side, lines)
+    _append_new_lines(side, [*lines, b'{"c":3}\n'])
+    assert side.read_bytes() == b'{"a":1}\n{"b":2}\n{"c":3}\n'
+
+
+def test_superseded_records_in_the_set_directory_are_not_read_as_members(tmp_path):
+    directory = tmp_path / "runs"
+    directory.mkdir()
+    members = packages(3)
+    write_package_set(members, directory / "a.jsonl")
+    out = directory / "results.jsonl"
+    assert batch(directory, "--out", out, "--budgets", "2") == 0
+    write_package_set(members[:2], directory / "a.jsonl", overwrite=True)
+    assert batch(directory, "--out", out, "--budgets", "2", "--resume") == 0
+    assert superseded_path(out).is_file()
+    assert batch(directory, "--out", out, "--budgets", "2", "--resume") == 0
+    records = read(out)
+    assert len(records) == 2 and all(r["status"] == "optimal" for r in records)
+
+
+def test_the_compacted_file_keeps_its_mode_and_its_lock(tmp_path):
+    import fcntl
+
+    members = packages(3)
+    path = tmp_path / "set.jsonl"
+    write_package_set(members, path)
+    out = tmp_path / "out.jsonl"
+    options = BatchOptions(budgets=(2,))
+    run_batch([path], out, options, workers=1, backend="serial")
+    os.chmod(out, 0o640)
+    write_package_set(members[1:], path, overwrite=True)
+    held = []
+    real = batch_module.compact
+
+    def compact_then_try_the_lock(output, *args):
+        result = real(output, *args)
+        fd = os.open(out, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.append(False)
+        except BlockingIOError:
+            held.append(True)
+        finally:
+            os.close(fd)
+        return result
+
+    batch_module.compact, saved = compact_then_try_the_lock, real
+    try:
+        run_batch([path], out, options, workers=1, backend="serial", resume=True)
+    finally:
+        batch_module.compact = saved
+    assert held == [True]
+    assert out.stat().st_mode & 0o777 == 0o640
+    assert not list(tmp_path.glob(".out.jsonl.compact-*"))
