@@ -192,3 +192,35 @@ def test_the_compacted_file_keeps_its_mode_and_its_lock(tmp_path):
     assert held == [True]
     assert out.stat().st_mode & 0o777 == 0o640
     assert not list(tmp_path.glob(".out.jsonl.compact-*"))
+
+
+def test_a_run_that_wins_the_lock_of_a_replaced_file_opens_the_new_one(tmp_path):
+    # A resume that moved records aside renames its new file over the old one and then lets the
+    # old one go; a second run that opened the old one just before wins its lock. It must not
+    # write into that file, which no longer has a name.
+    from memaudit_fast.experiments import batch_resume
+
+    members = packages(2)
+    path = tmp_path / "set.jsonl"
+    write_package_set(members, path)
+    out = tmp_path / "out.jsonl"
+    options = BatchOptions(budgets=(2,))
+    run_batch([path], out, options, workers=1, backend="serial")
+    replacement = tmp_path / "new.jsonl"
+    replacement.write_bytes(out.read_bytes())
+    real = batch_resume._lock
+    calls = []
+
+    def replaced_before_the_lock(fd):
+        if not calls:
+            os.replace(replacement, out)
+        calls.append(os.fstat(fd).st_ino)
+        return real(fd)
+
+    batch_resume._lock = replaced_before_the_lock
+    try:
+        summary = run_batch([path], out, options, workers=1, backend="serial", resume=True)
+    finally:
+        batch_resume._lock = real
+    assert len(calls) == 2 and calls[0] != calls[1] == out.stat().st_ino
+    assert summary.skipped == 2 and len(read(out)) == 2

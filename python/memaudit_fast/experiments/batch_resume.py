@@ -455,15 +455,8 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
         raise UsageError(f"--out {out}: cannot create its directory {out.parent}: {exc.strerror or exc}"
                          f"{' (a file of that name is in the way)' if isinstance(exc, (FileExistsError, NotADirectoryError)) else ''}; "
                          "choose another --out") from None
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = _open_locked(out)
     try:
-        fd = os.open(out, flags, 0o666)
-    except OSError as exc:
-        raise UsageError(f"{out}: cannot open for writing: {exc.strerror or exc}") from None
-    try:
-        if not _lock(fd):
-            raise UsageError(f"{out} is being written by another batch run (it holds the file's lock); "
-                             "wait for it to finish, or choose another --out")
         done = Done()
         keep: int | None = None
         if resume:
@@ -485,6 +478,30 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
         Output(out, fd, Done(), not existed, None, tuple(made)).abandon()
         raise
     return Output(out, fd, done, not existed, keep, tuple(made))
+
+
+def _open_locked(out: Path) -> int:
+    """``out`` opened for appending and locked. A run that ends by replacing its file (a resume
+    that moved records aside, :mod:`.batch_compact`) releases the lock of a file no longer at
+    ``out``: a lock won on that one is let go and the file at ``out`` is opened again."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        try:
+            fd = os.open(out, flags, 0o666)
+        except OSError as exc:
+            raise UsageError(f"{out}: cannot open for writing: {exc.strerror or exc}") from None
+        if not _lock(fd):
+            os.close(fd)
+            raise UsageError(f"{out} is being written by another batch run (it holds the file's lock); "
+                             "wait for it to finish, or choose another --out")
+        try:
+            now = os.stat(out, follow_symlinks=False)
+        except FileNotFoundError:
+            now = None
+        held = os.fstat(fd)
+        if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+            return fd
+        os.close(fd)
 
 
 def _read_whole(fd: int) -> bytes:
