@@ -157,9 +157,17 @@ def test_one_package_as_a_line_a_json_file_and_a_json_gz_file_is_one_member(tmp_
     # Resumed with the same package given as a line of a set: nothing to do.
     line_set = tmp_path / "line.jsonl"
     line_set.write_text(json.dumps(package, separators=(", ", ": ")) + "\n")
-    before = out.read_bytes()
+    before = read(out)
     assert batch(line_set, "--out", out, "--budgets", "2,4", "--workers", "1", "--resume") == 0
-    assert out.read_bytes() == before
+    # Nothing solved; the other package, not in this set, was moved aside.
+    assert "0 packages scored" in capsys.readouterr().err
+    def plain(records: list[dict]) -> list[tuple]:
+        return [(r["member_digest"], r["budget"], r["opt"]) for r in records]
+
+    kept = read(out)
+    assert len(kept) == 2 and set(plain(kept)) < set(plain(before))
+    assert {r["source"] for r in kept} == {f"{line_set} line 1"}
+    assert len(read(tmp_path / "out.superseded.jsonl")) == 2
 
 
 def _compact_reference(text: bytes) -> bytes:

@@ -12,6 +12,10 @@ package twice, or one that is no longer in the set. Once a resumed run has read 
 * sets ``source`` of the records kept to where their member is now (a removed line moves the
   lines after it), so the file holds what a fresh run on the edited set would write.
 
+A resume whose set lost no member leaves the file as it is, even when its members are named
+otherwise now (the set by an absolute path, or on stdin): ``source`` says where a member was
+read when it was scored.
+
 The new file is written beside the old one, synced and renamed over it, locked before the
 rename: a kill at any moment leaves the old file or the new one, never a part.
 """
@@ -76,7 +80,9 @@ def compact(output: Output, labels: dict[str, str], stale: set[str], options: Ba
             line = encode_records([record])
             relabelled += 1
         kept.append(line)
-    if not moved and not relabelled:
+    if not moved:
+        # Only a set that lost members is rewritten: a resume that names its set another way
+        # (an absolute path, stdin) leaves the file as it is, sources and all.
         return None
     if kept and b'"options":' not in kept[0]:
         first = orjson.loads(kept[0])
