@@ -499,6 +499,15 @@ def test_an_existing_parquet_file_is_refused_before_any_work(tmp_path, small_set
     assert pq.read_table(parquet).num_rows == 6
 
 
+@pytest.mark.parametrize("name", ["r.csv", "r.TSV", "r.feather", "r.jsonl"])
+def test_a_parquet_name_of_another_format_is_refused_before_any_work(tmp_path, small_set, capsys, name):
+    out = tmp_path / "out.jsonl"
+    assert batch(small_set, "--out", out, "--budgets", "2", "--parquet", tmp_path / name) == 2
+    assert not out.exists() and not (tmp_path / name).exists()
+    err = capsys.readouterr().err
+    assert "writes Parquet" in err and ".parquet" in err and "memaudit export" in err
+
+
 def test_resume_and_force_together_are_a_usage_error(tmp_path, small_set):
     assert batch(small_set, "--out", tmp_path / "o.jsonl", "--resume", "--force") == 2
     assert not (tmp_path / "o.jsonl").exists()

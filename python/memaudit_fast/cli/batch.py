@@ -89,6 +89,12 @@ def _check_parquet(args: argparse.Namespace) -> None:
     if not args.parquet:
         return
     parquet = Path(args.parquet)
+    from ..results.export import FORMATS
+
+    named = next((kind for suffix, kind in FORMATS.items() if parquet.name.lower().endswith(suffix)), "parquet")
+    if named != "parquet":
+        raise UsageError(f"--parquet {parquet} names a {named} file, and --parquet writes Parquet; give a name "
+                         f"ending in .parquet, or export the results later: memaudit export {args.out} {parquet}")
     if parquet.is_symlink():
         raise UsageError(f"--parquet {parquet} is a symbolic link; give the path of the file itself")
     if parquet.exists() and not args.force:
