@@ -50,6 +50,11 @@ def _broken(edit: Any) -> dict[str, Any]:
     (lambda c: c["session_1"][2].pop("dia_id"), r"session_1\[2\]: expected a turn with a 'dia_id' string"),
     (lambda c: c["session_2"][0].update(dia_id=c["session_1"][0]["dia_id"]), r"session_2\[0\]: dia_id 'D1:1' appears twice"),
     (lambda c: c.update(session_1="not a list"), "expected a list of turns"),
+    (lambda c: c["session_1"][1].update(text=5), r"session_1\[1\] \(D1:2\): field 'text': expected a string, got int 5"),
+    (lambda c: c["session_2"][0].update(text=["a", "b"]), r"field 'text': expected a string, got list"),
+    (lambda c: c["session_1"][0].update(speaker=7), r"field 'speaker': expected a non-empty string"),
+    (lambda c: c["session_1"][0].update(speaker=" "), r"field 'speaker': expected a non-empty string"),
+    (lambda c: c["session_1"][0].update(blip_caption={"x": 1}), r"field 'blip_caption': expected a string"),
 ])
 def test_both_readers_refuse_a_broken_conversation_alike(edit: Any, message: str) -> None:
     record = _broken(edit)
@@ -58,3 +63,20 @@ def test_both_readers_refuse_a_broken_conversation_alike(edit: Any, message: str
     with pytest.raises(PackageError, match=message) as from_suite:
         locomo_package(record)
     assert str(from_writers.value) == str(from_suite.value)
+
+
+def test_the_writers_refuse_a_conversation_without_turns_and_a_repeated_sample_id(tmp_path) -> None:
+    import json
+
+    from memaudit_fast.writers.locomo_turns import load_locomo
+
+    record = mini_locomo()
+    empty = {"sample_id": "empty", "conversation": {"speaker_a": "A", "speaker_b": "B"}, "qa": []}
+    with pytest.raises(PackageError, match="empty.*field 'conversation': the conversation has no turns"):
+        conversation_from_dict(empty)
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([record, copy.deepcopy(record)]))
+    with pytest.raises(PackageError, match=f"{record['sample_id']}.*field 'sample_id': two conversations have this sample_id"):
+        load_locomo(path)
+    path.write_text(json.dumps([record]))
+    assert [c.sample_id for c in load_locomo(path, [record["sample_id"]] * 2)] == [record["sample_id"]]

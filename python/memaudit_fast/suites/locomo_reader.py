@@ -115,12 +115,24 @@ def conversation_header(record: Any, source: str | None) -> tuple[str, dict[str,
 
 
 def turn_text(raw: dict[str, Any]) -> str:
-    """A turn's text, with the caption of an image it shared appended."""
+    """A turn's text, with the caption of an image it shared appended. The caller has checked
+    that both are strings where given (:func:`read_turns`)."""
     text = str(raw.get("text", "")).strip()
     caption = raw.get("blip_caption")
     if caption:
         text = f"{text} [shares an image: {str(caption).strip()}]".strip()
     return text
+
+
+def _turn_problem(raw: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, what is wrong) of a turn whose speaker, text or caption is not a string: a
+    number or a list would be written into memories as its Python spelling."""
+    if not isinstance(raw["speaker"], str) or not raw["speaker"].strip():
+        return "speaker", "expected a non-empty string"
+    for name in ("text", "blip_caption"):
+        if raw.get(name) is not None and not isinstance(raw[name], str):
+            return name, f"expected a string, got {type(raw[name]).__name__} {json.dumps(raw[name])[:40]}"
+    return None
 
 
 def read_turns(conv: dict[str, Any], sample_id: str, source: str | None) -> list[Turn]:
@@ -144,6 +156,10 @@ def read_turns(conv: dict[str, Any], sample_id: str, source: str | None) -> list
                     and raw["dia_id"] and "speaker" in raw):
                 raise PackageError("expected a turn with a 'dia_id' string, 'speaker' and 'text'",
                                    package_id=sample_id, record=f"{key}[{i}]", source=source)
+            problem = _turn_problem(raw)
+            if problem is not None:
+                raise PackageError(problem[1], package_id=sample_id, record=f"{key}[{i}] ({raw['dia_id']})",
+                                   field=problem[0], source=source)
             if raw["dia_id"] in seen:
                 raise PackageError(f"dia_id {raw['dia_id']!r} appears twice",
                                    package_id=sample_id, record=f"{key}[{i}]", source=source)

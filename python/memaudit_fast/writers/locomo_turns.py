@@ -93,6 +93,10 @@ def conversation_from_dict(obj: dict[str, Any], *, source: str | None = None) ->
     """Build a :class:`Conversation` from one LoCoMo record; raise ``PackageError`` if malformed."""
     sample_id, conv = conversation_header(obj, source)
     turns = read_turns(conv, sample_id, source)
+    if not turns:
+        # A writer given no turn writes an empty store, which then scores as if nothing was lost.
+        raise PackageError("the conversation has no turns (expected session_1, session_2, ... lists of turns)",
+                           package_id=sample_id, field="conversation", source=source)
     known = {t.dia_id for t in turns}
     qa: list[QAItem] = []
     for i, item in enumerate(obj.get("qa") or []):
@@ -130,9 +134,16 @@ def load_locomo(path: str | Path, sample_ids: Sequence[str] | None = None) -> li
         If a requested sample id is not in the file.
     """
     convs = list(iter_locomo(path))
+    by_id: dict[str, Conversation] = {}
+    for conv in convs:
+        if conv.sample_id in by_id:
+            # Two conversations under one id: stores and packages are named by it.
+            raise PackageError("two conversations have this sample_id; give each its own",
+                               package_id=conv.sample_id, field="sample_id", source=str(path))
+        by_id[conv.sample_id] = conv
     if not sample_ids:
         return convs
-    by_id = {c.sample_id: c for c in convs}
+    sample_ids = list(dict.fromkeys(sample_ids))  # an id asked for twice is written once
     absent = [s for s in sample_ids if s not in by_id]
     if absent:
         raise UsageError(
