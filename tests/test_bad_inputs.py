@@ -223,3 +223,15 @@ def test_size_limits_give_clear_errors(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMAUDIT_MAX_FILE_BYTES", "lots")
     with pytest.raises(Exception, match="not an integer"):
         load_package(path)
+
+
+def test_info_shows_a_cost_written_minus_zero_as_zero(tmp_path, capsys):
+    from memaudit_fast.cli.main import main
+
+    path = tmp_path / "p.json"
+    path.write_text('{"format": "memaudit.package/1", "package_id": "p", "budgets": [5], '
+                    '"units": [{"unit_id": "u0", "weight": 1.0}], '
+                    '"candidates": [{"candidate_id": "c0", "cost": -0.0, "coverage": {"u0": 1.0}}]}')
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "-0.0" not in out and "min_cost" in out

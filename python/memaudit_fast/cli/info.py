@@ -45,8 +45,8 @@ def package_info(path: str) -> dict[str, Any]:
         "nonzeros": int(compiled.indices.size),
         "budgets": pkg.budgets,
         "total_cost": pkg.total_cost(),
-        "min_cost": float(compiled.cost.min()),
-        "max_cost": float(compiled.cost.max()),
+        "min_cost": float(compiled.cost.min()) + 0.0,  # + 0.0: a cost written -0.0 is 0
+        "max_cost": float(compiled.cost.max()) + 0.0,
         "total_weight": float(compiled.weight.sum()),
         "weights_rule": pkg.weights_rule,
         "saturation": pkg.saturation_name,
