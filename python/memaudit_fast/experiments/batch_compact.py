@@ -29,7 +29,7 @@ from pathlib import Path
 import orjson
 
 from ..results.records import encode_records
-from .batch_resume import BatchOptions, Output, _lock, write_all
+from .batch_resume import BatchOptions, Output, _lock, _read_whole, write_all
 
 __all__ = ["Compaction", "compact", "superseded_path"]
 
@@ -48,15 +48,6 @@ class Compaction:
     moved_to: Path
 
 
-def _read_all(fd: int) -> bytes:
-    parts = []
-    offset = 0
-    while part := os.pread(fd, 1 << 22, offset):
-        parts.append(part)
-        offset += len(part)
-    return b"".join(parts)
-
-
 def compact(output: Output, labels: dict[str, str], stale: set[str], options: BatchOptions) -> Compaction | None:
     """Rewrite ``output`` without the records of ``stale`` members and with ``source`` as in
     ``labels`` (member digest -> where it was read this run); None when nothing changes.
@@ -65,7 +56,7 @@ def compact(output: Output, labels: dict[str, str], stale: set[str], options: Ba
     moved: list[bytes] = []
     moved_members: set[str] = set()
     relabelled = 0
-    for line in _read_all(output.fd).splitlines(keepends=True):
+    for line in _read_whole(output.fd).splitlines(keepends=True):
         if not line.strip():
             continue
         record = orjson.loads(line)
@@ -102,7 +93,7 @@ def _append_new_lines(path: Path, lines: list[bytes]) -> None:
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags, 0o666)
     try:
-        held = set(_read_all(fd).splitlines(keepends=True))
+        held = set(_read_whole(fd).splitlines(keepends=True))
         new = [line for line in lines if line not in held]
         if new:
             write_all(fd, b"".join(new))
