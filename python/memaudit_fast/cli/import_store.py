@@ -115,8 +115,12 @@ def run(args: argparse.Namespace) -> int:
     package = load_one(args.package)
     export = read_system(args.system, args.export, history=args.history, passages=args.passages,
                          labels=args.labels, view=args.view)
+    for notice in export.notices:
+        print(f"note: {notice}", file=sys.stderr)
+    from ..systems.union import build_union, check_conversation
+
+    check_conversation(package, export, replacing=(args.name or args.system) if args.replace else None)
     arbiter = _arbiter(args, package)
-    from ..systems.union import build_union
 
     union = build_union(package, export, arbiter, name=args.name, cost_model=args.cost_model,
                         replace=args.replace)

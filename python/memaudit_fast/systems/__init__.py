@@ -1,7 +1,9 @@
 """External memory systems scored by MEMAUDIT through the union denominator.
 
 - Importers (one module per system) read a store exactly as the system exports it:
-  :func:`read_mem0`, :func:`read_letta`, :func:`read_amem`, :func:`read_own` (Membox, ENGRAM).
+  :func:`read_mem0`, :func:`read_letta`, :func:`read_amem`, :func:`read_own` (Membox, ENGRAM);
+  an export without memories is refused, and what an importer tolerates is listed in the
+  export's ``notices`` (``memaudit import`` prints them on stderr).
 - :mod:`.arbiter` decides coverage rows ``a[m, r]`` for the exported memories (offline
   embedding judge calibrated on the package, or an LLM judge), cached on disk.
 - :mod:`.union` adds a system's memories to a package as one-member groups: the union.
@@ -29,7 +31,8 @@ IMPORTERS = ("mem0", "letta", "amem", "membox", "engram")
 
 
 def read_system(system: str, export: str | Path | None, **options: Any) -> SystemExport:
-    """Read an export with the named importer (options as that importer takes them)."""
+    """Read an export with the named importer (options as that importer takes them); what it
+    tolerated and kept as exported is in the result's ``notices``."""
     if system == "mem0":
         return read_mem0(export, history=options.get("history"))
     if export is None:

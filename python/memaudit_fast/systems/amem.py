@@ -2,10 +2,17 @@
 
 Input: a JSON list of notes, a JSON object ``{note_id: note}`` (A-Mem's ``memories`` dict), or
 JSONL, one note per line. A note has ``content`` and ``id``, and optionally ``keywords``,
-``tags`` (lists of strings), ``links`` (ids of linked notes; a list, or a dict in early
-releases), ``context``, ``category``, ``timestamp`` and ``last_accessed`` (``YYYYMMDDHHMM``),
-``retrieval_count`` and ``evolution_history``. Notes read back from A-Mem's Chroma collection
-carry lists as JSON strings and numbers as digits; both encodings are accepted.
+``tags`` (lists of strings), ``links`` (ids of linked notes; a list, or a dict ``{id:
+strength}`` in early releases), ``context``, ``category`` (strings), ``timestamp`` and
+``last_accessed`` (``YYYYMMDDHHMM``), ``retrieval_count`` (an integer >= 0) and
+``evolution_history`` (a list). Notes read back from A-Mem's Chroma collection carry lists as
+JSON strings and numbers as digits; both encodings are accepted, anything else of the wrong
+type is refused, naming the note and the field.
+
+A link to a note the export does not hold is kept as exported: A-Mem's ``delete`` removes a
+note but not the links other notes hold to it, so real stores have such links. Links do not
+enter any note's text; each one is listed in the export's notices (on stderr in ``memaudit
+import``) and under ``dangling_links`` in the details.
 
 Two views of a note (the text a budget pays for):
 
@@ -23,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PackageError, UsageError
-from ..model.jsonio import describe
+from ..model.jsonio import describe, is_number
 from .records import (
     ExportedMemory,
     RecordReader,
@@ -31,6 +38,7 @@ from .records import (
     iter_json_lines,
     load_json_file,
     parse_time,
+    require_memories,
 )
 
 VIEWS = ("full", "content")
@@ -70,7 +78,7 @@ def read_amem(export: str | Path, *, view: str = "full") -> SystemExport:
 
     memories: list[ExportedMemory] = []
     seen: dict[str, str] = {}
-    link_targets: list[str] = []
+    link_targets: list[tuple[str, str]] = []  # (note id, linked id)
     for where, raw, key in records:
         rec = reader.obj(raw, where)
         content = reader.string(rec, "content", where)
@@ -84,11 +92,13 @@ def read_amem(export: str | Path, *, view: str = "full") -> SystemExport:
         keywords = _string_list(reader, rec, "keywords", where)
         tags = _string_list(reader, rec, "tags", where)
         links = _links(reader, rec, where)
-        link_targets.extend(links)
+        link_targets.extend((note_id, t) for t in links)
         context = reader.string(rec, "context", where, required=False)
         category = reader.string(rec, "category", where, required=False)
         time, time_key = _compact_time(reader, rec, "timestamp", where)
         _compact_time(reader, rec, "last_accessed", where)
+        _count(reader, rec, "retrieval_count", where)
+        _json_list(reader, rec, "evolution_history", where)
         text = render_note(content, context, keywords, tags, view)
         extra: dict[str, Any] = {"view": view}
         if keywords:
@@ -100,12 +110,51 @@ def read_amem(export: str | Path, *, view: str = "full") -> SystemExport:
         if category:
             extra["category"] = category
         memories.append(ExportedMemory(note_id, text, "note", "active", time, time_key, len(memories), (), extra))
-    dangling = sorted({t for t in link_targets if t not in seen})
     details: dict[str, Any] = {"notes": len(memories), "view": view, "links": len(link_targets)}
+    result = SystemExport("amem", str(path), memories, details)
+    dangling = [(note, target) for note, target in link_targets if target not in seen]
     if dangling:
-        # A-Mem drops links to unknown notes when it writes them; older stores may still hold some.
-        details["dangling_links"] = dangling
-    return SystemExport("amem", str(path), memories, details)
+        # A-Mem's delete leaves the links other notes hold to the deleted note (and releases
+        # before link validation kept any): tolerated, kept as exported, and said.
+        details["dangling_links"] = sorted({t for _, t in dangling})
+        result.notices.append(_dangling_notice(str(path), dangling))
+    return require_memories(result, "no notes")
+
+
+def _dangling_notice(source: str, dangling: list[tuple[str, str]], shown: int = 5) -> str:
+    pairs = ", ".join(f"note {note!r} -> {target!r}" for note, target in dangling[:shown])
+    more = f" and {len(dangling) - shown} more" if len(dangling) > shown else ""
+    n = len(dangling)
+    return (f"{source}: {n} link{'s' if n != 1 else ''} to notes this export does not hold, kept as "
+            f"exported (A-Mem's delete leaves them behind; links do not enter any note's text): "
+            f"{pairs}{more}")
+
+
+def _count(reader: RecordReader, rec: dict[str, Any], key: str, where: str) -> int | None:
+    """An integer >= 0, or its digits as text (how A-Mem's Chroma collection stores numbers)."""
+    value = rec.get(key)
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    if isinstance(value, (str, bool)):
+        reader.fail(f"found {describe(value)}, expected an integer >= 0 (or its digits as text)",
+                    record=where, fld=key)
+    return reader.integer(rec, key, where)
+
+
+def _json_list(reader: RecordReader, rec: dict[str, Any], key: str, where: str) -> list[Any]:
+    """A list, or its JSON text (Chroma metadata holds lists as JSON text)."""
+    raw = rec.get(key)
+    if raw is None:
+        return []
+    value = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = None
+    if not isinstance(value, list):
+        reader.fail(f"found {describe(raw)}, expected a list (or its JSON text)", record=where, fld=key)
+    return list(value)
 
 
 def _string_list(reader: RecordReader, rec: dict[str, Any], key: str, where: str) -> list[str]:
@@ -131,6 +180,10 @@ def _links(reader: RecordReader, rec: dict[str, Any], where: str) -> list[str]:
     if value is None:
         return []
     if isinstance(value, dict):  # early releases kept {note_id: strength}
+        for target, strength in value.items():
+            if not is_number(strength):
+                reader.fail(f"found {describe(strength)} as the strength of the link to {target!r}, "
+                            "expected a number", record=where, fld="links")
         value = list(value)
     if not isinstance(value, list) or not all(
         (isinstance(v, str) and v) or (isinstance(v, int) and not isinstance(v, bool)) for v in value

@@ -23,7 +23,7 @@ Each value ``v`` is reported as ``v / OPT(union)`` (``*_ratio``; 1 when ``OPT(un
 and so is ``v``) and ``v / OPT(package)`` (``*_ratio_over_package_opt``; above 1 when the
 system holds value the package's candidates cannot express). ``upper_pruned_ratio`` measures
 extraction quality; ``*_selection_quality = v / upper_pruned`` measures selection quality
-given the extraction.
+given the extraction; it is ``null`` (reason ``no memories``) for a system without memories.
 """
 
 from __future__ import annotations
@@ -257,7 +257,11 @@ def _system_blocks(
                     reasons.setdefault(f"{key}_ratio_over_package_opt", "the package's own OPT is 0")
         for out_key, key in QUALITY.items():
             v = values.get(key)
-            block[out_key] = None if v is None else ratio_of(v, upper.value)
+            if not cands:  # nothing was extracted: no selection to judge (not 0 of 0 = 1)
+                block[out_key] = None
+                reasons[out_key] = "no memories"
+            else:
+                block[out_key] = None if v is None else ratio_of(v, upper.value)
         block["upper_pruned_status"] = upper.status
         block["upper_pruned_proven_optimal"] = upper.proven_optimal
         block["upper_pruned_upper_bound"] = upper.upper_bound

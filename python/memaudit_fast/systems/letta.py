@@ -1,7 +1,7 @@
 """Letta stores: core memory blocks, split into atoms, and archival passages.
 
 Input: a JSON object holding ``"blocks"`` (a list of Letta ``Block`` objects: ``label``,
-``value``, ``limit``, optionally ``id``, ``description``, ...) and/or ``"passages"`` (a list of
+``value``, ``limit``, optionally ``id``, ``description``, ``read_only``, ``metadata``, ...) and/or ``"passages"`` (a list of
 ``Passage`` objects: ``text``, optionally ``id``, ``created_at``, ``updated_at``, ``tags``,
 ``is_deleted``, ``metadata``). An agent's state (``{"memory": {"blocks": [...]}}``) and an
 agent file (``.af``, blocks at the top level) are read the same way; passages may also come
@@ -38,6 +38,7 @@ from .records import (
     deletion_text,
     load_json_file,
     load_records,
+    require_memories,
 )
 
 _MARKER = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")
@@ -115,6 +116,9 @@ def read_letta(
         value = reader.string(rec, "value", where)
         assert label is not None and value is not None
         limit = reader.integer(rec, "limit", where)
+        reader.string(rec, "description", where, required=False)
+        reader.boolean(rec, "read_only", where)
+        reader.mapping(rec, "metadata", where)
         if limit is not None and len(value) > limit:
             reader.fail(f"value has {len(value)} characters, above the block's limit {limit}",
                         record=where, fld="value")
@@ -178,7 +182,14 @@ def read_letta(
         "split_rule": SPLIT_RULE,
     }
     sources = str(path) if passages is None else f"{path} + {passages}"
-    return SystemExport("letta", sources, memories, details)
+    n_blocks, skipped, separators = counts["blocks"], counts["blocks_skipped"], counts["separators_dropped"]
+    parts = [f"{n_blocks} block{'s' if n_blocks != 1 else ''} read"]
+    if skipped:
+        parts.append(f"{skipped} left out by the labels asked for")
+    if separators:
+        parts.append(f"{separators} separator-only piece{'s' if separators != 1 else ''} dropped")
+    what = f"no atoms from the blocks: {', '.join(parts)}; no passages"
+    return require_memories(SystemExport("letta", sources, memories, details), what)
 
 
 def _find_blocks(data: dict[str, Any], reader: RecordReader) -> tuple[list[Any] | None, str]:

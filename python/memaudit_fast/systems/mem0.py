@@ -18,6 +18,12 @@ memories of their own, so a package's invalidation units can be credited to the 
 ``ADD`` rows add nothing when ``get_all`` is given (the item is there). Without ``get_all``
 (history alone), the active store is rebuilt from the history: the last ``ADD``/``UPDATE``
 value of every memory whose last event is not ``DELETE``.
+
+Mem0 logs an ``ADD`` row for every memory it creates. An ``UPDATE`` or ``DELETE`` row of a
+memory that no ``ADD`` row of the history created (and that ``get_all`` does not list) comes
+from an incomplete history or another store's: it is refused, naming the row and the id. A
+memory ``get_all`` lists that the history deleted (the two taken at different moments) is kept
+as exported and said in the export's notices.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from .records import (
     load_json_file,
     load_records,
     parse_time,
+    require_memories,
     update_text,
 )
 
@@ -75,6 +82,7 @@ def read_mem0(export: str | Path | None, *, history: str | Path | None = None) -
         raise PackageError("nothing to read: give the get_all JSON, the history table, or both")
     items = _read_items(Path(export)) if export is not None else None
     rows = _read_history(Path(history)) if history is not None else []
+    _check_known(rows, items, str(history))
 
     memories: list[ExportedMemory] = []
     if items is not None:
@@ -101,10 +109,40 @@ def read_mem0(export: str | Path | None, *, history: str | Path | None = None) -
         "active_from": "get_all" if items is not None else "history",
         "rendering": {"update": "[date] Updated: OLD -> NEW", "delete": "[date] Deleted: OLD"},
     }
+    result = SystemExport("mem0", " + ".join(sources), memories, details)
     if deleted_still_listed:
         # Possible when get_all and the history come from different moments; shown, not fixed.
         details["deleted_but_listed"] = deleted_still_listed
-    return SystemExport("mem0", " + ".join(sources), memories, details)
+        n = len(deleted_still_listed)
+        shown = ", ".join(repr(i) for i in deleted_still_listed[:5]) + (f" and {n - 5} more" if n > 5 else "")
+        result.notices.append(
+            f"{export}: {n} memor{'ies' if n != 1 else 'y'} listed by get_all but deleted in the history "
+            f"{history}: {shown}; kept as exported, active and deleted both (were get_all and the "
+            "history taken at different moments?)"
+        )
+    if items is None:
+        what = "the history has no rows"
+    elif history is None:
+        what = "get_all lists none"
+    else:
+        what = "get_all lists none, and the history records no UPDATE or DELETE"
+    return require_memories(result, what)
+
+
+def _check_known(rows: list[HistoryRow], items: list[ExportedMemory] | None, source: str) -> None:
+    """Every UPDATE/DELETE row changes a memory the history added (or get_all lists)."""
+    known = {r.memory_id for r in rows if r.event == "ADD"}
+    known.update(m.memory_id for m in items or [])
+    reader = RecordReader(source, "mem0 history")
+    for row in rows:
+        if row.event != "ADD" and row.memory_id not in known:
+            listed = "" if items is None else " and get_all does not list"
+            reader.fail(
+                f"found {row.event} of memory id {row.memory_id!r}, which no ADD row of this history "
+                f"created{listed}; Mem0 logs an ADD row for every memory it creates, so this history is "
+                "incomplete or another store's: give the whole history table of the store",
+                record=row.where, fld="memory_id",
+            )
 
 
 def _with_position(m: ExportedMemory, position: int) -> ExportedMemory:
@@ -144,9 +182,8 @@ def _read_items(path: Path) -> list[ExportedMemory]:
         updated = reader.time(rec, "updated_at", where)
         for key in ITEM_FIELDS:
             reader.string(rec, key, where, required=False)
-        metadata = rec.get("metadata")
-        if metadata is not None and not isinstance(metadata, dict):
-            reader.fail(f"found {describe(metadata)}, expected an object or null", record=where, fld="metadata")
+        reader.number(rec, "score", where)
+        metadata = reader.mapping(rec, "metadata", where)
         time, time_key = updated if updated[0] is not None else created
         extra = {k: rec[k] for k in ("hash", "user_id", "agent_id", "run_id", "created_at", "updated_at")
                  if rec.get(k) is not None}
@@ -182,6 +219,8 @@ def _read_history(path: Path) -> list[HistoryRow]:
         times = [reader.time(rec, key, where) for key in ("updated_at", "created_at", "timestamp")]
         time, time_key = next((t for t in times if t[0] is not None), (None, None))
         is_deleted = reader.boolean(rec, "is_deleted", where)
+        for key in ("actor_id", "role"):
+            reader.string(rec, key, where, required=False)
         if rec.get("is_deleted") is not None and (event == "DELETE") != is_deleted:
             reader.fail(
                 f"found is_deleted={int(is_deleted)} on a {event} row; Mem0 sets it to 1 exactly on DELETE",

@@ -6,6 +6,10 @@ order, with the text a budget pays for, a status (``active``, or ``deleted`` / `
 for what the system's history kept) and the system's own time stamp. Nothing is dropped or
 repaired silently: a malformed record raises a :class:`~memaudit_fast.errors.PackageError`
 naming the file, the record (index or line), the field, what was found and what was expected.
+An export holding no memories at all is refused the same way (:func:`require_memories`): an
+empty store has nothing to score. What an importer tolerates by design (an A-Mem link to a
+note that is gone, a Mem0 memory listed by ``get_all`` but deleted in its history) is kept as
+exported and said in :attr:`SystemExport.notices`, which ``memaudit import`` prints on stderr.
 """
 
 from __future__ import annotations
@@ -81,12 +85,16 @@ class SystemExport:
     details:
         Counts and choices of the importer (view, split rule, history rows...), recorded in
         the union package.
+    notices:
+        What the importer tolerated and kept as exported, one sentence each, naming the file
+        and the records (shown on stderr by ``memaudit import``; not errors).
     """
 
     system: str
     source: str
     memories: list[ExportedMemory]
     details: dict[str, Any] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
 
     def by_status(self) -> dict[str, int]:
         counts = {s: 0 for s in STATUSES}
@@ -157,6 +165,22 @@ class RecordReader:
         self.fail(f"found {describe(value)}, expected true/false (or 0/1)", record=where, fld=key)
         return default
 
+    def number(self, rec: dict[str, Any], key: str, where: str) -> float | None:
+        """An optional number (``null`` or absent: ``None``)."""
+        value = rec.get(key)
+        if value is None:
+            return None
+        if not is_number(value):
+            self.fail(f"found {describe(value)}, expected a number or null", record=where, fld=key)
+        return float(value)
+
+    def mapping(self, rec: dict[str, Any], key: str, where: str) -> dict[str, Any] | None:
+        """An optional JSON object (``null`` or absent: ``None``)."""
+        value = rec.get(key)
+        if value is not None and not isinstance(value, dict):
+            self.fail(f"found {describe(value)}, expected an object or null", record=where, fld=key)
+        return value  # type: ignore[no-any-return]
+
     def integer(self, rec: dict[str, Any], key: str, where: str) -> int | None:
         value = rec.get(key)
         if value is None:
@@ -181,6 +205,22 @@ class RecordReader:
             self.fail(f"duplicate id {memory_id!r} (first at {seen[memory_id]}); ids must be unique",
                       record=where, fld=fld)
         seen[memory_id] = where
+
+
+def require_memories(export: SystemExport, what: str) -> SystemExport:
+    """``export`` itself, or a :class:`PackageError` when it holds no memories at all.
+
+    ``what`` says what the importer found instead (``"no notes"``, ``"2 blocks, no atoms"``).
+    An empty store would enter a union as a system of nothing, whose ratios are 0 or 0/0.
+    """
+    if not export.memories:
+        raise PackageError(
+            f"the export holds no memories ({what}); there is nothing to import or score. Check "
+            f"that this is the {export.system} export you meant, written after the system stored "
+            "its memories",
+            source=export.source,
+        )
+    return export
 
 
 _COMPACT = re.compile(r"^\d{12}$")

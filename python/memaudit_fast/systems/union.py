@@ -234,6 +234,7 @@ def build_union(
             raise UsageError(f"the union already holds a system named {name!r}; pass replace (--replace) or another name")
         data["candidates"] = [c for c in data["candidates"] if not (is_system_candidate(c) and c["system"] == name)]
         del systems[name]
+    _check_conversation(meta, systems, export, base.source)
     cost_name, cost_of = _cost_function(data, cost_model)
 
     units = [(u["unit_id"], str(u.get("text") or "")) for u in data["units"]]
@@ -296,6 +297,41 @@ def build_union(
         meta["union"] = {"base_package_id": base.package_id, "base_candidates": len(base.candidates)}
         data["package_id"] = f"{base.package_id}+systems"
     return Package.from_dict(data, source=None)
+
+
+def check_conversation(package: Any, export: SystemExport, *, replacing: str | None = None) -> None:
+    """A store written for one LoCoMo conversation (its manifest's ``sample_id``) is refused in
+    the union of another: the package's ``meta.sample_id``, else a system already imported
+    (other than ``replacing``, the system the import replaces). :func:`build_union` checks it;
+    ``memaudit import`` checks it first too, before the arbiter is set up."""
+    from ..model.compiled import as_package
+
+    base = as_package(package)
+    meta = base.data.get("meta")
+    if isinstance(meta, dict):
+        systems = meta.get("systems")
+        systems = {n: b for n, b in systems.items() if n != replacing} if isinstance(systems, dict) else {}
+        _check_conversation(meta, systems, export, base.source)
+
+
+def _check_conversation(meta: dict[str, Any], systems: dict[str, Any], export: SystemExport,
+                        package_source: str | None) -> None:
+    store_id = export.details.get("sample_id")
+    if store_id is None:
+        return
+    where = export.details.get("manifest") or export.source
+    named = [("the package", meta.get("sample_id"))]
+    named += [(f"system {n!r} of this union", (b.get("details") or {}).get("sample_id"))
+              for n, b in systems.items() if isinstance(b, dict) and isinstance(b.get("details"), dict)]
+    for owner, other in named:
+        if other is not None and other != store_id:
+            package = f" ({package_source})" if package_source and owner == "the package" else ""
+            raise PackageError(
+                f"this store was written for LoCoMo conversation {store_id!r}, but {owner}{package} is "
+                f"conversation {other!r}; import the store written for {other!r} (memaudit write ... "
+                f"--sample-id {other}), or import this one into the package of {store_id!r}",
+                field="sample_id", source=str(where),
+            )
 
 
 def union_systems(data: dict[str, Any], names: Sequence[str] | None) -> list[str]:
