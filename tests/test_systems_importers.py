@@ -85,6 +85,20 @@ def test_mem0_history_alone_rebuilds_the_store(tmp_path: Path) -> None:
     assert export.details["active_from"] == "history"
 
 
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_mem0_history_alone_as_json_given_as_the_export(tmp_path: Path, suffix: str) -> None:
+    columns = ("id", "memory_id", "old_memory", "new_memory", "event", "created_at", "updated_at", "is_deleted",
+               "actor_id", "role")
+    rows = [dict(zip(columns, row)) for row in HISTORY_ROWS]
+    path = tmp_path / f"history{suffix}"
+    path.write_text(json.dumps(rows) if suffix == ".json" else "".join(json.dumps(r) + "\n" for r in rows))
+    export = read_mem0(path)
+    expected = read_mem0(None, history=write_history(tmp_path / "h.db", HISTORY_ROWS))
+    assert [(m.memory_id, m.text, m.status) for m in export.memories] == \
+        [(m.memory_id, m.text, m.status) for m in expected.memories]
+    assert export.details["active_from"] == "history"
+
+
 def test_mem0_old_history_schema_and_json_rows(tmp_path: Path) -> None:
     old = [("a", "m1", None, "Likes tea", "ADD", "2024-01-01T00:00:00", 0),
            ("b", "m1", "Likes tea", None, "DELETE", "2024-02-01T00:00:00", 1)]

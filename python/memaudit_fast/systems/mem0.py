@@ -76,8 +76,8 @@ def read_mem0(export: str | Path | None, *, history: str | Path | None = None) -
     history:
         The history SQLite file (table ``history``) or a JSON/JSONL list of history rows.
     """
-    if export is not None and Path(export).suffix in (".db", ".sqlite", ".sqlite3") and history is None:
-        export, history = None, export
+    if export is not None and history is None and _is_history(Path(export)):
+        export, history = None, export  # the history alone, as SQLite, JSON or JSONL
     if export is None and history is None:
         raise PackageError("nothing to read: give the get_all JSON, the history table, or both")
     items = _read_items(Path(export)) if export is not None else None
@@ -149,6 +149,25 @@ def _with_position(m: ExportedMemory, position: int) -> ExportedMemory:
     return ExportedMemory(
         m.memory_id, m.text, m.kind, m.status, m.time, m.time_key, position, m.source_turns, m.extra
     )
+
+
+def _is_history(path: Path) -> bool:
+    """Whether a file given as the export is a history table: SQLite, or JSON / JSONL whose
+    first record has ``event`` and ``memory_id`` (a get_all memory has neither)."""
+    if path.suffix in (".db", ".sqlite", ".sqlite3"):
+        return True
+    if not path.is_file():
+        return False
+    try:
+        records = load_records(path, "mem0") if path.name.endswith(".jsonl") else None
+        if records is None:
+            data = load_json_file(path, "mem0")
+            first = data[0] if isinstance(data, list) and data else None
+        else:
+            first = records[0][1] if records else None
+    except PackageError:
+        return False  # read again as get_all output, which says what is wrong
+    return isinstance(first, dict) and "event" in first and "memory_id" in first
 
 
 def _read_items(path: Path) -> list[ExportedMemory]:
