@@ -75,11 +75,10 @@ def compact(output: Output, labels: dict[str, str], stale: set[str], options: Ba
         # Only a set that lost members is rewritten: a resume that names its set another way
         # (an absolute path, stdin) leaves the file as it is, sources and all.
         return None
-    if kept and b'"options":' not in kept[0]:
-        first = orjson.loads(kept[0])
-        if "options" not in first:  # the file's first record states the options
-            first["options"] = options.identity()
-            kept[0] = encode_records([first])
+    first = orjson.loads(kept[0]) if kept else {}
+    if kept and "options" not in first:  # the file's first record states the options
+        first["options"] = options.identity()
+        kept[0] = encode_records([first])
     side = superseded_path(output.path)
     if moved:
         _append_new_lines(side, moved)
