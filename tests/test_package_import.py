@@ -17,8 +17,9 @@ def test_importing_the_package_or_the_cli_loads_neither_numpy_nor_the_solver():
 
 
 def test_solve_is_the_function_whatever_was_imported_first():
-    code = ("import memaudit_fast.solve.exact, memaudit_fast.solve.race, memaudit_fast; "
-            "from memaudit_fast import solve; import inspect; "
-            "print(inspect.isfunction(memaudit_fast.solve), solve is memaudit_fast.solve)")
-    assert run(code) == "True True"
+    code = ("import memaudit_fast.solve.exact, memaudit_fast.solve.race, memaudit_fast.certify, memaudit_fast; "
+            "from memaudit_fast import solve, certify; import inspect; "
+            "print(inspect.isfunction(memaudit_fast.solve), solve is memaudit_fast.solve, "
+            "inspect.isfunction(memaudit_fast.certify), certify is memaudit_fast.certify)")
+    assert run(code) == "True True True True"
     assert run("import memaudit_fast as m; print(m.solve.__module__, 'solve' in dir(m))") == "memaudit_fast.solve.exact True"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from .errors import CertificationError, MemauditError, PackageError, SolverError, UsageError
@@ -51,10 +53,21 @@ _LAZY = {
     "solve": ".solve.exact",
 }
 
-# ``solve`` names a subpackage and a function: the subpackage (an empty __init__) is loaded now
-# and its name unbound, so that loading it later does not bind ``memaudit_fast.solve`` to it.
-importlib.import_module(".solve", __name__)
-del globals()["solve"]
+
+
+class _Package(types.ModuleType):
+    """``solve`` and ``certify`` name functions of the API and also a subpackage and an old
+    module path: loading one of those binds its name in the package to the module (the import
+    system does so after loading it), which would hide the function. Those bindings are
+    refused; the modules stay reachable by import."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("solve", "certify") and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "BASELINE_WRITERS",
