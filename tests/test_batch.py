@@ -218,6 +218,33 @@ def test_ray_backend_matches_local_and_resumes_with_the_same_keys(tmp_path, runn
     assert timings_removed(read(tmp_path / "ray.jsonl")) == expected
 
 
+def test_a_ray_on_this_machine_reads_the_lines_itself(tmp_path, monkeypatch):
+    # On a Ray whose nodes are all this machine, tasks carry where each line is, not its bytes
+    # (as the process pool's do); the records are the same.
+    ray = pytest.importorskip("ray")
+    from memaudit_fast.experiments import ray_runner
+
+    make_set(tmp_path / "set.jsonl", 6)
+    options = BatchOptions(budgets=BUDGETS)
+    run_batch([tmp_path / "set.jsonl"], tmp_path / "local.jsonl", options, workers=1, backend="serial")
+    sent = []
+    real = ray_runner.RayRunner._task
+
+    def task(self, chunk):
+        sent.extend(kind for (_, kind, _), _, _ in chunk)
+        return real(self, chunk)
+
+    monkeypatch.setattr(ray_runner.RayRunner, "_task", task)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="warning")
+    try:
+        assert ray_runner._all_nodes_here(ray)
+        run_batch([tmp_path / "set.jsonl"], tmp_path / "ray.jsonl", options, workers=2, backend="ray", chunk_size=2)
+    finally:
+        ray.shutdown()
+    assert sent and set(sent) == {"span"}
+    assert timings_removed(read(tmp_path / "ray.jsonl")) == timings_removed(read(tmp_path / "local.jsonl"))
+
+
 def test_a_run_starts_its_own_ray_even_where_another_ray_is_the_default(tmp_path, monkeypatch):
     # Without --ray-address the run starts a Ray of its own. ray.init() alone joins the Ray that
     # RAY_ADDRESS (or a `ray start` on this machine) names, and refuses num_cpus there: the

@@ -372,9 +372,10 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
 
     def pending() -> Iterator[Task]:
         if deferred:
-            # Worker processes on this machine read the lines themselves: the parent sends
-            # where each line is, not its bytes (Ray workers may be elsewhere: they get bytes).
-            for member in read_members(input_paths, STREAM_WAIT, spans=isinstance(runner, ProcessRunner), skip=own):
+            # Workers on this machine (processes, a local Ray) read the lines themselves: the
+            # parent sends where each line is, not its bytes (Ray workers elsewhere get bytes).
+            spans = bool(getattr(runner, "reads_files", False))
+            for member in read_members(input_paths, STREAM_WAIT, spans=spans, skip=own):
                 yield member if member is IDLE else (member, None, frozenset())
             return
         for member in read_members(input_paths, STREAM_WAIT, skip=own):

@@ -337,6 +337,9 @@ class ProcessRunner(ThreadRunner):
     chunk-mate keeps the chunk going (a run killed by SIGKILL loses only what was running).
     """
 
+    # Workers on this machine read a set's lines themselves: the parent sends where each is.
+    reads_files = True
+
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], workers: int) -> None:
         self.fn, self.args = fn, args
         # Results are taken in order: with a deeper window, a slow chunk at the head does not

@@ -90,13 +90,17 @@ class RayRunner:
         self.started_here = not ray.is_initialized()
         self.starter: threading.Thread | None = None
         self.reaper: RayReaper | None = None
-        if self.started_here and not address:
+        # Whether every worker runs on this machine, so that it reads a set's lines itself
+        # (see batch.py): on a Ray this run starts, yes; on a cluster, when all its nodes are here.
+        self.reads_files = self.started_here and not address
+        if self.reads_files:
             self.starter = threading.Thread(target=self._own_ray, name="memaudit-ray", daemon=True)
             self.starter.start()
             return
         self._start()
         if self.failure is not None:
             raise self.failure
+        self.reads_files = _all_nodes_here(ray)
 
     def _own_ray(self) -> None:
         """The thread of a local Ray started here: it starts Ray, then lives until ``close``
@@ -223,6 +227,16 @@ class RayRunner:
             self.starter.join()
         elif self.started_here and self.ray.is_initialized():
             self.ray.shutdown()
+
+
+def _all_nodes_here(ray: Any) -> bool:
+    """Whether every live node of the Ray this process is connected to is this machine."""
+    try:
+        here = ray.util.get_node_ip_address()
+        nodes = [node for node in ray.nodes() if node.get("Alive")]
+    except Exception:  # noqa: BLE001 - unknown: the workers get the lines' bytes
+        return False
+    return bool(nodes) and all(node.get("NodeManagerAddress") == here for node in nodes)
 
 
 @contextlib.contextmanager
