@@ -18,7 +18,7 @@ import pytest
 from memaudit_fast.cli.main import main
 from memaudit_fast.experiments import batch as batch_module
 from memaudit_fast.experiments.batch import BatchOptions, run_batch
-from memaudit_fast.experiments.batch_compact import _append_new_lines, superseded_path
+from memaudit_fast.experiments.batch_compact import _append_new_lines, same_place, superseded_path
 from memaudit_fast.model.sets import write_package_set
 from memaudit_fast.suites.small import generate_package
 
@@ -224,3 +224,35 @@ def test_a_run_that_wins_the_lock_of_a_replaced_file_opens_the_new_one(tmp_path)
         batch_resume._lock = real
     assert len(calls) == 2 and calls[0] != calls[1] == out.stat().st_ino
     assert summary.skipped == 2 and len(read(out)) == 2
+
+
+@pytest.mark.parametrize("edit", ["insert", "reorder", "duplicate"])
+def test_members_that_moved_get_their_new_source_and_nothing_is_moved_aside(tmp_path, edit):
+    members = packages(5)
+    path = tmp_path / "set.jsonl"
+    write_package_set(members, path)
+    out, fresh = tmp_path / "out.jsonl", tmp_path / "fresh.jsonl"
+    options = BatchOptions(budgets=(2,))
+    run_batch([path], out, options, workers=1, backend="serial")
+    edited = {"insert": [packages(1, first_seed=80)[0], *members], "reorder": members[::-1],
+              "duplicate": [members[3], *members]}[edit]
+    write_package_set(edited, path, overwrite=True)
+    summary = run_batch([path], out, options, workers=1, backend="serial", resume=True)
+    run_batch([path], fresh, options, workers=1, backend="serial")
+    assert essence(read(out)) == essence(read(fresh))
+    assert summary.compaction is not None and summary.compaction.moved_records == 0
+    assert not superseded_path(out).exists()
+
+
+@pytest.mark.parametrize(("recorded", "now", "same"), [
+    ("set.jsonl line 3", "set.jsonl line 3", True),
+    ("set.jsonl line 3", "/data/runs/set.jsonl line 3", True),  # the set by another path
+    ("set.jsonl line 3", "set.jsonl line 4", False),
+    ("a.jsonl line 3", "b.jsonl line 3", False),
+    ("dir/p.json", "/abs/dir/p.json", True),
+    ("dir/p.json", "dir/q.json", False),
+    ("dir/p.json", "set.jsonl line 1", False),
+    ("<stdin> line 2", "set.jsonl line 2", False),
+])
+def test_same_place(recorded, now, same):
+    assert same_place(recorded, now) is same

@@ -33,7 +33,8 @@ Guarantees
   budgets), members whose content changed are solved anew, and one that a kill cut short is
   completed. After any number of kills and resumes there is exactly one record per key. A resume
   that reads its whole set then moves the records of members no longer in it (changed or
-  removed) to ``NAME.superseded.jsonl`` (:mod:`.batch_compact`).
+  removed) to ``NAME.superseded.jsonl``, and gives moved members their new ``source``
+  (:mod:`.batch_compact`).
 * A malformed or failing package yields an ``error`` record naming the cause; the batch goes
   on, and :func:`run_batch` reports how many failed. An error record holds no budget key, so
   a resumed run scores that member again (the cause may be gone: a limit raised, a file
@@ -337,7 +338,7 @@ def _run(input_paths: list[Path], out: str | Path, options: BatchOptions, worker
         os.fsync(output.fd)
         stopped = summary.interrupted
         if not stopped and output.done.members:
-            summary.compaction = compact(output, labels, output.done.members - labels.keys(), options)
+            summary.compaction = compact(output, labels, options)
     except BaseException:
         output.abandon_if_empty()  # a file this run made and wrote nothing to goes away
         raise

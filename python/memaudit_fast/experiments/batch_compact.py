@@ -9,12 +9,13 @@ package twice, or one that is no longer in the set. Once a resumed run has read 
 * moves the records of members that are no longer in the set to a file beside the results,
   ``NAME.superseded.jsonl`` (appended, nothing lost; the lines it already holds are not
   written twice);
-* sets ``source`` of the records kept to where their member is now (a removed line moves the
-  lines after it), so the file holds what a fresh run on the edited set would write.
+* sets ``source`` of the records kept to where their member is now (a line removed, inserted
+  or moved moves others), so the file holds what a fresh run on the edited set would write.
 
-A resume whose set lost no member leaves the file as it is, even when its members are named
-otherwise now (the set by an absolute path, or on stdin): ``source`` says where a member was
-read when it was scored.
+A resume whose members are all where its records say leaves the file as it is, even when the
+set is spelt otherwise now (an absolute path after a relative one): the same line of a file of
+the same name is the same place (:func:`same_place`). Whether anything changes is known from
+what the resume read (:class:`~.batch_resume.Done`); only then is the file read again.
 
 The new file is written beside the old one, synced and renamed over it, locked before the
 rename: a kill at any moment leaves the old file or the new one, never a part.
@@ -23,6 +24,7 @@ rename: a kill at any moment leaves the old file or the new one, never a part.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,10 +50,31 @@ class Compaction:
     moved_to: Path
 
 
-def compact(output: Output, labels: dict[str, str], stale: set[str], options: BatchOptions) -> Compaction | None:
-    """Rewrite ``output`` without the records of ``stale`` members and with ``source`` as in
-    ``labels`` (member digest -> where it was read this run); None when nothing changes.
-    ``output.fd`` is the new file's afterwards (still locked)."""
+_LINE_LABEL = re.compile(r"^(.*) line (\d+)$")
+
+
+def same_place(recorded: str, now: str) -> bool:
+    """Whether a record's ``source`` and a member's label now name one place: equal, or the same
+    line number of files of the same name (the set given by another path), or files of the same
+    name (a package file of a directory set)."""
+    if recorded == now:
+        return True
+    old, new = _LINE_LABEL.match(recorded), _LINE_LABEL.match(now)
+    if old is None or new is None:
+        return old is None and new is None and os.path.basename(recorded) == os.path.basename(now)
+    return old.group(2) == new.group(2) and os.path.basename(old.group(1)) == os.path.basename(new.group(1))
+
+
+def compact(output: Output, labels: dict[str, str], options: BatchOptions) -> Compaction | None:
+    """Rewrite ``output`` without the records of members not in ``labels`` (member digest ->
+    where it was read this run) and with ``source`` as there; None when nothing changes (the
+    file is left as it is). ``output.fd`` is the new file's afterwards (still locked)."""
+    done = output.done
+    stale = done.members - labels.keys()
+    moves = any(not same_place(source, labels[member]) for member, sources in done.sources.items()
+                if member in labels for source in sources)
+    if not stale and not moves:
+        return None
     kept: list[bytes] = []
     moved: list[bytes] = []
     moved_members: set[str] = set()
@@ -71,10 +94,6 @@ def compact(output: Output, labels: dict[str, str], stale: set[str], options: Ba
             line = encode_records([record])
             relabelled += 1
         kept.append(line)
-    if not moved:
-        # Only a set that lost members is rewritten: a resume that names its set another way
-        # (an absolute path, stdin) leaves the file as it is, sources and all.
-        return None
     first = orjson.loads(kept[0]) if kept else {}
     if kept and "options" not in first:  # the file's first record states the options
         first["options"] = options.identity()

@@ -182,6 +182,7 @@ class Done:
 
     keys: dict[str, set[float]] = field(default_factory=dict)  # budget keys per member digest
     errored: set[str] = field(default_factory=set)  # members that ended in a package-level error
+    sources: dict[str, set[str]] = field(default_factory=dict)  # where the records say each member is
     complete_bytes: int = 0
     torn_tail: bool = False
 
@@ -215,6 +216,9 @@ def _check_resumable(parsed: ResultsFile, options: BatchOptions) -> Done:
         except TypeError:
             raise PackageError("the budget is not a number", source=source, record=f"line {number}",
                                field="budget_frac" if options.budget_fracs is not None else "budget") from None
+        where = record.get("source")
+        if isinstance(where, str):
+            done.sources.setdefault(member, set()).add(where)
         if key is None:
             done.errored.add(member)
         else:
