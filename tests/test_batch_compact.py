@@ -256,3 +256,20 @@ def test_members_that_moved_get_their_new_source_and_nothing_is_moved_aside(tmp_
 ])
 def test_same_place(recorded, now, same):
     assert same_place(recorded, now) is same
+
+
+def test_records_that_cannot_be_moved_aside_stay_and_the_run_says_so(tmp_path, capsys):
+    members = packages(3)
+    path = tmp_path / "set.jsonl"
+    write_package_set(members, path)
+    out = tmp_path / "out.jsonl"
+    assert batch(path, "--out", out, "--budgets", "2", "--workers", "1") == 0
+    superseded_path(out).symlink_to(tmp_path / "elsewhere.jsonl")  # not followed
+    write_package_set(members[1:], path, overwrite=True)
+    before = out.read_bytes()
+    capsys.readouterr()
+    assert batch(path, "--out", out, "--budgets", "2", "--workers", "1", "--resume") == 0
+    assert out.read_bytes() == before
+    err = capsys.readouterr().err
+    assert "could not be moved aside" in err and "superseded" in err
+    assert not (tmp_path / "elsewhere.jsonl").exists()

@@ -130,6 +130,10 @@ def _report(summary: BatchSummary, out: str) -> None:
     if moved is not None and moved.moved_records:
         print(f"  note: {moved.moved_members} packages with records in {out} are no longer in the set (changed "
               f"or removed); their {moved.moved_records} records were moved to {moved.moved_to}", file=sys.stderr)
+    if summary.compaction_failed:
+        print(f"  note: {summary.stale} packages with records in {out} are no longer in the set, and their records "
+              f"could not be moved aside ({summary.compaction_failed}); {out} holds them beside the new ones",
+              file=sys.stderr)
     if moved is not None and moved.relabelled:
         print(f"  note: {moved.relabelled} records in {out} now give the place their package has in the set "
               "(source)", file=sys.stderr)

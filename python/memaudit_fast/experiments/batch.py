@@ -141,6 +141,7 @@ class BatchSummary:
     interrupted: bool = False
     stale: int = 0  # members with records in the file whose content is not in the set any more
     compaction: Compaction | None = None  # what a resume that read its whole set moved aside
+    compaction_failed: str | None = None  # why it could not (the file is as the run wrote it)
     retried: int = 0  # members that ended in an error record before (resume) and were scored again
     failures: list[str] = field(default_factory=list)
     lost_worker: bool = False  # a worker process died (killed): the run stopped as if interrupted
@@ -338,7 +339,10 @@ def _run(input_paths: list[Path], out: str | Path, options: BatchOptions, worker
         os.fsync(output.fd)
         stopped = summary.interrupted
         if not stopped and output.done.members:
-            summary.compaction = compact(output, labels, options)
+            try:
+                summary.compaction = compact(output, labels, options)
+            except OSError as exc:  # every record is written; the file keeps the old ones too
+                summary.compaction_failed = f"{exc.filename or output.path}: {exc.strerror or exc}"
     except BaseException:
         output.abandon_if_empty()  # a file this run made and wrote nothing to goes away
         raise
