@@ -21,6 +21,7 @@ from memaudit_fast.experiments.batch import BatchOptions, run_batch
 from memaudit_fast.experiments.batch_compact import _append_new_lines, same_place, superseded_path
 from memaudit_fast.model.sets import write_package_set
 from memaudit_fast.suites.small import generate_package
+from oracles.batch_runs import locked
 
 DISTS = ["base", "density_trap", "update_chain", "summary_tradeoff", "scope_shift"]
 
@@ -48,6 +49,17 @@ def with_costs_raised(package: dict) -> dict:
     for candidate in changed["candidates"]:
         candidate["cost"] += 1
     return changed
+
+
+def scored_set(tmp_path: Path, count: int) -> tuple[list[dict], Path, Path, BatchOptions]:
+    """(packages, set path, results path, options) of a set scored once at budget 2."""
+    members = packages(count)
+    path = tmp_path / "set.jsonl"
+    write_package_set(members, path)
+    out = tmp_path / "out.jsonl"
+    options = BatchOptions(budgets=(2,))
+    run_batch([path], out, options, workers=1, backend="serial")
+    return members, path, out, options
 
 
 @pytest.mark.parametrize("backend", ["serial", "local"])
@@ -159,14 +171,7 @@ def test_superseded_records_in_the_set_directory_are_not_read_as_members(tmp_pat
 
 
 def test_the_compacted_file_keeps_its_mode_and_its_lock(tmp_path):
-    import fcntl
-
-    members = packages(3)
-    path = tmp_path / "set.jsonl"
-    write_package_set(members, path)
-    out = tmp_path / "out.jsonl"
-    options = BatchOptions(budgets=(2,))
-    run_batch([path], out, options, workers=1, backend="serial")
+    members, path, out, options = scored_set(tmp_path, 3)
     os.chmod(out, 0o640)
     write_package_set(members[1:], path, overwrite=True)
     held = []
@@ -174,14 +179,7 @@ def test_the_compacted_file_keeps_its_mode_and_its_lock(tmp_path):
 
     def compact_then_try_the_lock(output, *args):
         result = real(output, *args)
-        fd = os.open(out, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            held.append(False)
-        except BlockingIOError:
-            held.append(True)
-        finally:
-            os.close(fd)
+        held.append(locked(out))
         return result
 
     batch_module.compact, saved = compact_then_try_the_lock, real
@@ -200,12 +198,7 @@ def test_a_run_that_wins_the_lock_of_a_replaced_file_opens_the_new_one(tmp_path)
     # write into that file, which no longer has a name.
     from memaudit_fast.experiments import batch_resume
 
-    members = packages(2)
-    path = tmp_path / "set.jsonl"
-    write_package_set(members, path)
-    out = tmp_path / "out.jsonl"
-    options = BatchOptions(budgets=(2,))
-    run_batch([path], out, options, workers=1, backend="serial")
+    _, path, out, options = scored_set(tmp_path, 2)
     replacement = tmp_path / "new.jsonl"
     replacement.write_bytes(out.read_bytes())
     real = batch_resume._lock
@@ -259,11 +252,7 @@ def test_same_place(recorded, now, same):
 
 
 def test_records_that_cannot_be_moved_aside_stay_and_the_run_says_so(tmp_path, capsys):
-    members = packages(3)
-    path = tmp_path / "set.jsonl"
-    write_package_set(members, path)
-    out = tmp_path / "out.jsonl"
-    assert batch(path, "--out", out, "--budgets", "2", "--workers", "1") == 0
+    members, path, out, _ = scored_set(tmp_path, 3)
     superseded_path(out).symlink_to(tmp_path / "elsewhere.jsonl")  # not followed
     write_package_set(members[1:], path, overwrite=True)
     before = out.read_bytes()

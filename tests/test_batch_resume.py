@@ -24,6 +24,7 @@ from memaudit_fast.experiments.batch import BatchOptions, member_digest, read_do
 from memaudit_fast.model.sets import iter_raw_members, write_package_set
 from memaudit_fast.solve.exact import solve
 from memaudit_fast.suites.small import generate_package
+from oracles.batch_runs import locked
 
 DISTS = ["base", "density_trap", "update_chain", "summary_tradeoff", "scope_shift"]
 
@@ -281,14 +282,7 @@ def test_the_lock_is_held_for_the_whole_run(tmp_path, small_set):
             self.total = total
 
         def update(self, n: int = 1, *, failed: int = 0) -> None:
-            fd = os.open(out, os.O_RDONLY)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                seen.append(False)
-            except BlockingIOError:
-                seen.append(True)
-            finally:
-                os.close(fd)
+            seen.append(locked(out))
 
     run_batch([small_set], out, BatchOptions(budgets=(2,)), workers=1, backend="serial", progress=Probe())  # type: ignore[arg-type]
     assert seen and all(seen)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import subprocess
 import threading
 from pathlib import Path
@@ -19,3 +21,15 @@ def wait_for_lines(out: Path, count: int, proc: subprocess.Popen) -> None:
         assert proc.poll() is None, "the batch ended before it reached the hard packages"
         tick.wait(0.01)
     raise AssertionError(f"{out} did not get {count} records")
+
+
+def locked(path: Path) -> bool:
+    """Whether another open file description holds ``path``'s exclusive lock (a batch run)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
