@@ -201,7 +201,7 @@ def test_a_run_that_wins_the_lock_of_a_replaced_file_opens_the_new_one(tmp_path)
     _, path, out, options = scored_set(tmp_path, 2)
     replacement = tmp_path / "new.jsonl"
     replacement.write_bytes(out.read_bytes())
-    real = batch_resume._lock
+    real = batch_resume.lock_file
     calls = []
 
     def replaced_before_the_lock(fd):
@@ -210,11 +210,11 @@ def test_a_run_that_wins_the_lock_of_a_replaced_file_opens_the_new_one(tmp_path)
         calls.append(os.fstat(fd).st_ino)
         return real(fd)
 
-    batch_resume._lock = replaced_before_the_lock
+    batch_resume.lock_file = replaced_before_the_lock
     try:
         summary = run_batch([path], out, options, workers=1, backend="serial", resume=True)
     finally:
-        batch_resume._lock = real
+        batch_resume.lock_file = real
     assert len(calls) == 2 and calls[0] != calls[1] == out.stat().st_ino
     assert summary.skipped == 2 and len(read(out)) == 2
 
@@ -246,9 +246,63 @@ def test_members_that_moved_get_their_new_source_and_nothing_is_moved_aside(tmp_
     ("dir/p.json", "dir/q.json", False),
     ("dir/p.json", "set.jsonl line 1", False),
     ("<stdin> line 2", "set.jsonl line 2", False),
+    ("a/set.jsonl line 3", "b/set.jsonl line 3", False),  # two files of one name
+    ("/a/set.jsonl line 3", "/b/set.jsonl line 3", False),
+    ("sets/x.jsonl line 1", "x.jsonl line 1", True),  # resumed from inside sets/
+    ("../sets/x.jsonl line 1", "/work/sets/x.jsonl line 1", True),
+    ("./d/p.json", "d/p.json", True),
+    ("d/p.json", "d2/p.json", False),  # a directory set split into two folders
 ])
-def test_same_place(recorded, now, same):
+def test_same_place(recorded, now, same, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # none of these paths is a file from here
     assert same_place(recorded, now) is same
+
+
+def test_same_place_asks_the_files_it_finds(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "set.jsonl").write_text("")
+    (tmp_path / "b" / "set.jsonl").write_text("")
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "a" / "set.jsonl")
+    assert not same_place("a/set.jsonl line 1", f"{tmp_path}/b/set.jsonl line 1")
+    assert same_place("a/set.jsonl line 1", f"{tmp_path}/a/set.jsonl line 1")
+    assert same_place("link.jsonl line 1", "a/set.jsonl line 1")  # one file, two names
+
+
+def test_two_files_of_one_name_that_swapped_contents_swap_their_sources(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first, second = Path("a/set.jsonl"), Path("b/set.jsonl")
+    first.parent.mkdir()
+    second.parent.mkdir()
+    write_package_set(packages(2), first)
+    write_package_set(packages(2, first_seed=40), second)
+    options = BatchOptions(budgets=(2,))
+    run_batch([first, second], "out.jsonl", options, workers=1, backend="serial")
+    swapped = first.read_bytes()
+    first.write_bytes(second.read_bytes())
+    second.write_bytes(swapped)
+    summary = run_batch([first, second], "out.jsonl", options, workers=1, backend="serial", resume=True)
+    run_batch([first, second], "fresh.jsonl", options, workers=1, backend="serial")
+    assert summary.skipped == 4 and summary.compaction is not None and summary.compaction.relabelled == 4
+    assert essence(read(Path("out.jsonl"))) == essence(read(Path("fresh.jsonl")))
+
+
+def test_a_directory_set_split_in_two_folders_says_where_each_package_is(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder, other = Path("d"), Path("d2")
+    folder.mkdir()
+    for k, package in enumerate(packages(4)):
+        (folder / f"p{k}.json").write_text(json.dumps(package))
+    options = BatchOptions(budgets=(2,))
+    run_batch([folder], "out.jsonl", options, workers=1, backend="serial")
+    other.mkdir()
+    for k in (2, 3):
+        (folder / f"p{k}.json").rename(other / f"p{k}.json")
+    summary = run_batch([folder, other], "out.jsonl", options, workers=1, backend="serial", resume=True)
+    run_batch([folder, other], "fresh.jsonl", options, workers=1, backend="serial")
+    assert summary.compaction is not None and summary.compaction.relabelled == 2
+    assert essence(read(Path("out.jsonl"))) == essence(read(Path("fresh.jsonl")))
 
 
 def test_records_that_cannot_be_moved_aside_stay_and_the_run_says_so(tmp_path, capsys):

@@ -13,9 +13,10 @@ package twice, or one that is no longer in the set. Once a resumed run has read 
   or moved moves others), so the file holds what a fresh run on the edited set would write.
 
 A resume whose members are all where its records say leaves the file as it is, even when the
-set is spelt otherwise now (an absolute path after a relative one): the same line of a file of
-the same name is the same place (:func:`same_place`). Whether anything changes is known from
-what the resume read (:class:`~.batch_resume.Done`); only then is the file read again.
+set is spelt otherwise now (an absolute path after a relative one): the same line of the
+same file is the same place, whichever path names it (:func:`same_place`). Whether anything
+changes is known from what the resume read (:class:`~.batch_resume.Done`); only then is the
+file read again.
 
 The new file is written beside the old one, synced and renamed over it, locked before the
 rename: a kill at any moment leaves the old file or the new one, never a part.
@@ -23,6 +24,7 @@ rename: a kill at any moment leaves the old file or the new one, never a part.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -31,7 +33,7 @@ from pathlib import Path
 import orjson
 
 from ..results.records import encode_records
-from .batch_resume import BatchOptions, Output, _lock, _read_whole, write_all
+from .batch_resume import BatchOptions, Output, lock_file, read_whole, write_all
 
 __all__ = ["Compaction", "compact", "superseded_path"]
 
@@ -54,15 +56,42 @@ _LINE_LABEL = re.compile(r"^(.*) line (\d+)$")
 
 
 def same_place(recorded: str, now: str) -> bool:
-    """Whether a record's ``source`` and a member's label now name one place: equal, or the same
-    line number of files of the same name (the set given by another path), or files of the same
-    name (a package file of a directory set)."""
+    """Whether a record's ``source`` and a member's label now name one place: the same line of
+    the same file, or the same package file of a directory set, where a file may be named by
+    another path now (absolute after relative, or from another working directory): the
+    shorter path, without its leading ``..``, must end the longer one. Two files of one name
+    in other folders (``a/set.jsonl``, ``b/set.jsonl``) are not one place."""
     if recorded == now:
         return True
     old, new = _LINE_LABEL.match(recorded), _LINE_LABEL.match(now)
     if old is None or new is None:
-        return old is None and new is None and os.path.basename(recorded) == os.path.basename(now)
-    return old.group(2) == new.group(2) and os.path.basename(old.group(1)) == os.path.basename(new.group(1))
+        return old is None and new is None and _same_file(recorded, now)
+    return old.group(2) == new.group(2) and _same_file(old.group(1), new.group(1))
+
+
+@functools.lru_cache(maxsize=4096)  # one set file names many members; emptied by compact()
+def _same_file(recorded: str, now: str) -> bool:
+    a, b = os.path.abspath(recorded), os.path.abspath(now)  # relative ones from this run's folder
+    if a == b:
+        return True
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    if os.path.isabs(recorded) and os.path.isabs(now):
+        return False
+    # A file not found from here was named from another folder: compare what both paths name.
+    parts_a, parts_b = _parts(os.path.normpath(recorded)), _parts(os.path.normpath(now))
+    if not parts_a or not parts_b:
+        return False
+    shorter, longer = sorted((parts_a, parts_b), key=len)
+    return longer[len(longer) - len(shorter):] == shorter
+
+
+def _parts(path: str) -> list[str]:
+    """The path's names without the root and the leading ``..`` (where it was named from)."""
+    parts = [part for part in path.split(os.sep) if part]
+    while parts and parts[0] in (os.pardir, os.curdir):
+        parts.pop(0)
+    return parts
 
 
 def compact(output: Output, labels: dict[str, str], options: BatchOptions) -> Compaction | None:
@@ -70,6 +99,7 @@ def compact(output: Output, labels: dict[str, str], options: BatchOptions) -> Co
     where it was read this run) and with ``source`` as there; None when nothing changes (the
     file is left as it is). ``output.fd`` is the new file's afterwards (still locked)."""
     done = output.done
+    _same_file.cache_clear()  # the files may have changed since the last run of this process
     stale = done.members - labels.keys()
     moves = any(not same_place(source, labels[member]) for member, sources in done.sources.items()
                 if member in labels for source in sources)
@@ -79,7 +109,7 @@ def compact(output: Output, labels: dict[str, str], options: BatchOptions) -> Co
     moved: list[bytes] = []
     moved_members: set[str] = set()
     relabelled = 0
-    for line in _read_whole(output.fd).splitlines(keepends=True):
+    for line in read_whole(output.fd).splitlines(keepends=True):
         if not line.strip():
             continue
         record = orjson.loads(line)
@@ -111,7 +141,7 @@ def _append_new_lines(path: Path, lines: list[bytes]) -> None:
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags, 0o666)
     try:
-        held = set(_read_whole(fd).splitlines(keepends=True))
+        held = set(read_whole(fd).splitlines(keepends=True))
         new = [line for line in lines if line not in held]
         if new:
             write_all(fd, b"".join(new))
@@ -128,7 +158,7 @@ def _replace(output: Output, data: bytes) -> None:
     fd = os.open(temporary, flags, mode)
     try:
         os.fchmod(fd, mode)  # the results file's mode, whatever the umask
-        _lock(fd)  # a run that opens the new file after the rename is refused, as before it
+        lock_file(fd)  # a run that opens the new file after the rename is refused, as before it
         write_all(fd, data)
         os.fsync(fd)
         os.replace(temporary, path)

@@ -35,7 +35,8 @@ from ..results.records import (
 )
 from ..solve.exact import MAX_NODE_LIMIT
 
-__all__ = ["DIGEST_SCHEME", "BatchOptions", "format_number", "member_digest", "open_output", "read_done", "unique", "write_all"]
+__all__ = ["DIGEST_SCHEME", "BatchOptions", "format_number", "lock_file", "member_digest", "open_output", "read_done",
+           "read_whole", "unique", "write_all"]
 
 #: How members are digested (member_digest); recorded with the options, so a file keyed
 #: another way is not resumed as if its keys were this run's.
@@ -402,7 +403,8 @@ def _holds_other_than_results(path: Path) -> bool:
     return bool(head) and not RECORD_START_PATTERN.match(head)
 
 
-def _lock(fd: int) -> bool:
+def lock_file(fd: int) -> bool:
+    """Take ``fd``'s exclusive advisory lock without waiting; False when another holds it."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no advisory locks
@@ -464,7 +466,7 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
         done = Done()
         keep: int | None = None
         if resume:
-            data = _read_whole(fd)
+            data = read_whole(fd)
             try:
                 parsed = parse_results(data, str(out))
             except PackageError as exc:
@@ -494,7 +496,7 @@ def _open_locked(out: Path) -> int:
             fd = os.open(out, flags, 0o666)
         except OSError as exc:
             raise UsageError(f"{out}: cannot open for writing: {exc.strerror or exc}") from None
-        if not _lock(fd):
+        if not lock_file(fd):
             os.close(fd)
             raise UsageError(f"{out} is being written by another batch run (it holds the file's lock); "
                              "wait for it to finish, or choose another --out")
@@ -508,7 +510,7 @@ def _open_locked(out: Path) -> int:
         os.close(fd)
 
 
-def _read_whole(fd: int) -> bytes:
+def read_whole(fd: int) -> bytes:
     """The file's content, read to its end: st_size is 0 for files that are made as they are
     read (/proc), and such content must be checked too, not taken for an empty file."""
     parts: list[bytes] = []
