@@ -316,3 +316,30 @@ def test_records_that_cannot_be_moved_aside_stay_and_the_run_says_so(tmp_path, c
     err = capsys.readouterr().err
     assert "could not be moved aside" in err and "superseded" in err
     assert not (tmp_path / "elsewhere.jsonl").exists()
+
+
+def test_a_resume_on_a_set_emptied_since_refuses_and_keeps_every_record(tmp_path, capsys):
+    _, path, out, _ = scored_set(tmp_path, 3)
+    before = out.read_bytes()
+    path.write_bytes(b"")
+    capsys.readouterr()
+    assert batch(path, "--out", out, "--budgets", "2", "--resume") == 2
+    err = capsys.readouterr().err
+    assert f"no packages in SET {path}" in err and "left with the records it had" in err
+    assert out.read_bytes() == before and not superseded_path(out).exists()
+
+
+@pytest.mark.parametrize("name", ["out.superseded.jsonl", "sub/r.superseded.jsonl"])
+@pytest.mark.parametrize("mode", [(), ("--resume",), ("--force",)])
+def test_a_superseded_file_is_not_a_results_file_to_write(tmp_path, capsys, name, mode):
+    _, path, out, _ = scored_set(tmp_path, 3)
+    write_package_set(packages(2, first_seed=30), path, overwrite=True)
+    assert batch(path, "--out", out, "--budgets", "2", "--resume") == 0  # moves 3 members aside
+    side = superseded_path(out)
+    target = tmp_path / name
+    before = side.read_bytes()
+    capsys.readouterr()
+    assert batch(path, "--out", target, "--budgets", "2", *mode) == 2
+    assert "keeps the records of packages no longer in the set" in capsys.readouterr().err
+    assert side.read_bytes() == before
+    assert target == side or not target.exists()

@@ -668,3 +668,35 @@ def test_a_set_that_does_not_exist_is_a_usage_error_before_any_work(tmp_path, sm
     before = out.read_bytes()
     assert batch(tmp_path / "typo.jsonl", "--out", out, "--budgets", "2", "--resume") == 2
     assert out.read_bytes() == before
+
+
+@pytest.mark.parametrize("content", [b"\n", b"\n\n\n", b"  \n\t\n", b"   "])
+def test_resume_refuses_a_file_of_blank_lines_and_leaves_it(tmp_path, capsys, content):
+    path = tmp_path / "set.jsonl"
+    write_package_set([generate_package("base", seed=0)], path)
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(content)
+    capsys.readouterr()
+    assert main(["batch", str(path), "--out", str(out), "--budgets", "2", "--resume", "--quiet"]) == 2
+    assert "holds only blank lines" in capsys.readouterr().err
+    assert out.read_bytes() == content
+
+
+@pytest.mark.parametrize("kind", ["empty file", "blank lines", "empty folder", "stdin"])
+def test_a_set_without_packages_is_refused_and_leaves_no_results_file(tmp_path, capsys, monkeypatch, kind):
+    import io
+
+    if kind == "empty folder":
+        source = tmp_path / "folder"
+        source.mkdir()
+    elif kind == "stdin":
+        source = Path("-")
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    else:
+        source = tmp_path / "set.jsonl"
+        source.write_bytes(b"" if kind == "empty file" else b"\n\n")
+    out = tmp_path / "new" / "out.jsonl"
+    capsys.readouterr()
+    assert main(["batch", str(source), "--out", str(out), "--budgets", "2", "--quiet"]) == 2
+    assert f"no packages in SET {source}" in capsys.readouterr().err
+    assert not out.exists() and not out.parent.exists()

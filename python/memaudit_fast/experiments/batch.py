@@ -338,6 +338,8 @@ def _run(input_paths: list[Path], out: str | Path, options: BatchOptions, worker
                         ramp=chunk_size is None)
         os.fsync(output.fd)
         stopped = summary.interrupted
+        if not stopped and not (summary.packages or summary.skipped or summary.duplicates):
+            _refuse_empty(input_paths, output)
         if not stopped and output.done.members:
             try:
                 summary.compaction = compact(output, labels, options)
@@ -351,6 +353,15 @@ def _run(input_paths: list[Path], out: str | Path, options: BatchOptions, worker
         os.close(output.fd)
     summary.seconds = time.perf_counter() - start
     return summary
+
+
+def _refuse_empty(input_paths: list[Path], output: Output) -> None:
+    """A set without packages (an empty file, a folder of none) is a mistake, not a run: a
+    results file of nothing, or a resume that moved every record aside, helps no one."""
+    sets = ", ".join(str(p) for p in input_paths)
+    kept = f"; {output.path} was left with the records it had" if output.done.members else ""
+    raise UsageError(f"no packages in SET {sets} (an empty set), so nothing was scored{kept}; "
+                     "give a set with packages (memaudit generate --count N --out set.jsonl makes one)")
 
 
 def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summary: BatchSummary,

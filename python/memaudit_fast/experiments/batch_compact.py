@@ -33,7 +33,7 @@ from pathlib import Path
 import orjson
 
 from ..results.records import encode_records
-from .batch_resume import BatchOptions, Output, lock_file, read_whole, write_all
+from .batch_resume import SUPERSEDED_SUFFIX, BatchOptions, Output, lock_file, read_whole, write_all
 
 __all__ = ["Compaction", "compact", "superseded_path"]
 
@@ -41,7 +41,7 @@ __all__ = ["Compaction", "compact", "superseded_path"]
 def superseded_path(out: Path) -> Path:
     """Where the records a compaction takes out of ``out`` go: ``r.jsonl`` -> ``r.superseded.jsonl``."""
     name = out.name.removesuffix(".jsonl")
-    return out.with_name(name + ".superseded.jsonl")
+    return out.with_name(name + SUPERSEDED_SUFFIX)
 
 
 @dataclass

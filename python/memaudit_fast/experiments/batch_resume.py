@@ -38,6 +38,9 @@ from ..solve.exact import MAX_NODE_LIMIT
 __all__ = ["DIGEST_SCHEME", "BatchOptions", "format_number", "lock_file", "member_digest", "open_output", "read_done",
            "read_whole", "unique", "write_all"]
 
+#: The end of the name of the file beside a results file that a resume moves records to.
+SUPERSEDED_SUFFIX = ".superseded.jsonl"
+
 #: How members are digested (member_digest); recorded with the options, so a file keyed
 #: another way is not resumed as if its keys were this run's.
 DIGEST_SCHEME = "blake2b-128 of compact JSON"
@@ -431,6 +434,12 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
         raise UsageError(f"--out {out}: results are written as plain JSONL (appended, resumable), not gzip; "
                          f"give a name without .gz (e.g. {plain}) and compress the finished file if needed "
                          f"(gzip -k {plain})")
+    if out.name.endswith(SUPERSEDED_SUFFIX):
+        # A resume moves the records of members no longer in the set there (batch_compact):
+        # results written into it would be taken for those, and a resume of it would archive
+        # its own records in NAME.superseded.superseded.jsonl.
+        raise UsageError(f"--out {out}: names ending in {SUPERSEDED_SUFFIX} are where a resume keeps the records of "
+                         "packages no longer in the set, not a results file to write; choose another --out")
     resolved = out.resolve()
     for p in inputs:
         if p.resolve() == resolved:
@@ -476,6 +485,12 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
                     "(the file was not modified): choose another --out",  # not --force: it may be a package set
                     package_id=exc.package_id, record=exc.record, field=exc.field, source=exc.source,
                 ) from None
+            if data and not data.strip():
+                # Blank lines only: no run wrote this, and records appended after them would
+                # leave a file that starts with blank lines.
+                raise UsageError(f"{out} holds only blank lines, not results; --resume continues a results file that "
+                                 "memaudit batch wrote (the file was not modified): remove it, pass --force, or "
+                                 "choose another --out")
             done = _check_resumable(parsed, options)
             keep = done.complete_bytes if done.torn_tail else None
         elif overwrite:
