@@ -47,7 +47,7 @@ class HandoffOutcome:
     store: tuple[int, ...] | None  # HiGHS's incumbent, if it has one
     upper_bound: float | None  # >= OPT over the open candidates (None when HiGHS has none)
     milp: MilpOutcome
-    proved_by: str = "highs"  # "root_lp": HiGHS's store met the root LP's bound (solve/root_lp.py)
+    proved_by: str = "highs"  # "root_lp": the root LP's bound, or its tree (solve/lp_branching.py), closed it
 
 
 def restrict_to(model: MilpModel, candidates: Sequence[int]) -> MilpModel:

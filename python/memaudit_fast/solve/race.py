@@ -1,6 +1,7 @@
 """The race beside the search: a second thread that solves the root LP with the search's cuts
-(solve/root_lp.py), hands the search its bound, then runs HiGHS on the MILP; the first proof
-wins. :func:`.exact.solve` starts it (``finish="highs"``, the default); the search reaches it
+(solve/root_lp.py), hands the search its bound, looks for a store that meets it (solve/rins.py)
+or proves the search's store optimal by a few nodes of LP branching (solve/lp_branching.py),
+then runs HiGHS on the MILP; the first proof wins. :func:`.exact.solve` starts it (``finish="highs"``, the default); the search reaches it
 through its progress callback and a ``_core.BudgetStop``."""
 
 from __future__ import annotations
@@ -133,6 +134,8 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
                 search_lp_neighbourhood(race.model, lp, stores, float(_core.objective_granularity(compiled.problem)),
                                         stop=race.stop, on_store=heard,
                                         seconds=RINS_SECONDS if left is None else min(RINS_SECONDS, left))
+                if race.lp_proof is None and not race.stop.is_set():
+                    _branch_below_lp(compiled, budget, race, lp, budget_stop)
             race.outcome = finish_with_highs(compiled, budget, candidates, None, time_limit=left,
                                              stop=race.stop, model=race.model, on_store=heard,
                                              start_after=max(0.0, race.runs_at - time.monotonic()))
@@ -160,6 +163,35 @@ def lp_bound_proves(value: float, bound: float, granularity: float) -> bool:
     if granularity > 1e3 * tol:
         bound = lattice_floor(bound, granularity)
     return bound <= value + tol
+
+
+def _branch_below_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: Any) -> None:
+    """Where the search's store is a lattice step or two under the root LP's bound, a few nodes
+    of LP branch-and-cut (solve/lp_branching.py) may prove it optimal before HiGHS starts: on
+    a long dialogue of 3,000 candidates at 20% the LP ends at 1308.80, the store is worth
+    1308.75, and three nodes prove it (0.013 s; HiGHS takes 0.17 s). Further under it, trees
+    proving the bound down a step at a time (handed to the search) were tried on the 12 cases
+    of seed 6 that HiGHS wins: one ended sooner, the other 11 only started HiGHS 8-25 ms later."""
+    from .lp_branching import LP_BRANCH_STEPS, prove_at_most
+
+    latest = budget_stop.incumbent_of(budget)
+    granularity = float(_core.objective_granularity(compiled.problem))
+    if latest is None or lp.rows is None:
+        return
+    store = tuple(sorted(int(u) for u in latest[1]))
+    if _infeasible(compiled, store, budget):
+        return
+    value = float(compiled.objective(list(store)))  # as the result will state it
+    tol = 1e-9 * max(1.0, abs(value))
+    if granularity <= 1e3 * tol or lattice_floor(lp.bound, granularity) - value > (LP_BRANCH_STEPS + 0.5) * granularity:
+        return  # off a lattice the LP's bound never meets a store; far under it, the tree is large
+    proof = prove_at_most(compiled, budget, lp, value, stop=race.stop,
+                          proves=lambda worth, bound: lp_bound_proves(worth, bound, granularity))
+    if proof is None:
+        return
+    race.lp_proof = (proof.store if proof.store is not None else store, proof.value)
+    race.stop.set()
+    budget_stop.stop(budget)
 
 
 def _held_to_lp_bound(compiled: Any, budget: float, race: _Race, budget_stop: Any) -> Callable[[tuple[int, ...]], None]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -73,6 +73,59 @@ def dual_bound(objective: np.ndarray, col_lower: np.ndarray, col_upper: np.ndarr
     return math.fsum(rows) + math.fsum(box) + ROUNDING_MARGIN * scale + 1e-300
 
 
+@dataclass
+class LpRows:
+    """The root LP as the stage left it, for going on from there (solve/lp_branching.py): HiGHS
+    with its cuts, and every row as one CSR (entry by entry) for the dual bound."""
+
+    highs: Any
+    model: MilpModel
+    col_of_x: np.ndarray  # LP column of each package candidate (-1: none)
+    col_of_y: dict[int, int]  # LP column of each unit's y
+    col_upper: np.ndarray  # the model's, with the candidates the exact reductions drop at 0
+    entry_rows: list[np.ndarray]
+    entry_cols: list[np.ndarray]
+    entry_vals: list[np.ndarray]
+    uppers: list[np.ndarray]
+    num_rows: int
+
+    def add_cuts(self, cuts: Any) -> int:
+        """Add the core's coverage cuts (``_core.separate_coverage_cuts``) as rows; how many."""
+        import highspy
+
+        starts, indices, values, rhs = [0], [], [], []
+        for unit, intercept, candidates, coefficients in cuts:
+            y = self.col_of_y.get(int(unit))
+            if y is None:
+                continue
+            xs = self.col_of_x[np.asarray(candidates, dtype=np.int64)]
+            coefs = -np.asarray(coefficients, dtype=np.float64)
+            present = xs >= 0  # a candidate without a column is 0 in every store of the model
+            indices.append(np.concatenate([[y], xs[present]]))
+            values.append(np.concatenate([[1.0], coefs[present]]))
+            rhs.append(float(intercept))
+            starts.append(starts[-1] + indices[-1].size)
+        if not rhs:
+            return 0
+        cut_index, cut_value, cut_upper = np.concatenate(indices), np.concatenate(values), np.asarray(rhs)
+        self.highs.addRows(len(rhs), np.full(len(rhs), -highspy.kHighsInf), cut_upper, cut_index.size,
+                           np.asarray(starts[:-1], dtype=np.int32), cut_index.astype(np.int32), cut_value)
+        self.entry_rows.append(np.repeat(np.arange(self.num_rows, self.num_rows + len(rhs)), np.diff(starts)))
+        self.entry_cols.append(cut_index.astype(np.int64))
+        self.entry_vals.append(cut_value)
+        self.uppers.append(cut_upper)
+        self.num_rows += len(rhs)
+        return len(rhs)
+
+    def bound(self, pi: np.ndarray, col_lower: np.ndarray, col_upper: np.ndarray) -> float:
+        """:func:`dual_bound` of the LP with these column bounds at row duals ``pi``."""
+        if len(self.entry_cols) > 1:  # one array each from now on, until cuts come
+            for parts in (self.entry_cols, self.entry_vals, self.entry_rows, self.uppers):
+                parts[:] = [np.concatenate(parts)]
+        return dual_bound(self.model.objective, col_lower, col_upper, self.entry_cols[0], self.entry_vals[0],
+                          self.entry_rows[0], self.uppers[0], pi)
+
+
 @dataclass(frozen=True)
 class RootLp:
     """What the root LP stage proved and where it ended."""
@@ -80,6 +133,7 @@ class RootLp:
     bound: float  # >= OPT, by weak duality at the duals of one of its LPs
     value: float  # the last LP's objective value (HiGHS's, within its tolerances)
     x: np.ndarray  # the last LP's x, one entry per package candidate (0 without a column)
+    rows: LpRows | None = field(default=None, compare=False, repr=False)  # where it ended
 
 
 def root_lp_bound(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float = ROOT_LP_SECONDS,
@@ -113,14 +167,10 @@ def root_lp(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float
     num_x = model.num_x
     col_of_x = np.full(compiled.num_candidates, -1, dtype=np.int64)
     col_of_x[model.candidates] = np.arange(num_x)
-    col_of_y = {int(r): num_x + k for k, r in enumerate(model.units)}
-    col_upper = model.col_upper.copy()
-    # The rows as one CSR (the model's, then the cuts'), for the dual bound.
     lengths = np.diff(model.row_starts)
-    entry_rows = [np.repeat(np.arange(lengths.size), lengths)]
-    entry_cols, entry_vals = [model.row_index.astype(np.int64)], [model.row_value]
-    uppers = [model.row_upper]
-    num_rows = int(lengths.size)
+    rows = LpRows(h, model, col_of_x, {int(r): num_x + k for k, r in enumerate(model.units)}, model.col_upper.copy(),
+                  [np.repeat(np.arange(lengths.size), lengths)], [model.row_index.astype(np.int64)], [model.row_value],
+                  [model.row_upper], int(lengths.size))
     best = math.inf
     last = math.inf
     point: tuple[float, np.ndarray] | None = None
@@ -135,9 +185,7 @@ def root_lp(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float
             break
         solution = h.getSolution()
         pi = np.abs(np.asarray(solution.row_dual, dtype=np.float64))
-        bound = dual_bound(model.objective, model.col_lower, col_upper, np.concatenate(entry_cols),
-                           np.concatenate(entry_vals), np.concatenate(entry_rows), np.concatenate(uppers), pi)
-        best = min(best, bound)
+        best = min(best, rows.bound(pi, model.col_lower, rows.col_upper))
         value = float(h.getInfo().objective_function_value)
         x = np.zeros(compiled.num_candidates)
         x[model.candidates] = np.asarray(solution.col_value, dtype=np.float64)[:num_x]
@@ -154,31 +202,11 @@ def root_lp(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float
             cols = col_of_x[out]
             cols = cols[cols >= 0].astype(np.int32)
             if cols.size:
-                col_upper[cols] = 0.0
+                rows.col_upper[cols] = 0.0
                 h.changeColsBounds(cols.size, cols, np.zeros(cols.size), np.zeros(cols.size))
             kept_fixed = True
-        starts, indices, values, rhs = [0], [], [], []
-        for unit, intercept, candidates, coefficients in cuts:
-            y = col_of_y.get(int(unit))
-            if y is None:
-                continue
-            xs = col_of_x[np.asarray(candidates, dtype=np.int64)]
-            coefs = -np.asarray(coefficients, dtype=np.float64)
-            present = xs >= 0  # a candidate without a column is 0 in every store of the model
-            indices.append(np.concatenate([[y], xs[present]]))
-            values.append(np.concatenate([[1.0], coefs[present]]))
-            rhs.append(float(intercept))
-            starts.append(starts[-1] + indices[-1].size)
-        if not rhs:
+        if not rows.add_cuts(cuts):
             break
-        cut_index, cut_value, cut_upper = np.concatenate(indices), np.concatenate(values), np.asarray(rhs)
-        h.addRows(len(rhs), np.full(len(rhs), -highspy.kHighsInf), cut_upper, cut_index.size,
-                  np.asarray(starts[:-1], dtype=np.int32), cut_index.astype(np.int32), cut_value)
-        entry_rows.append(np.repeat(np.arange(num_rows, num_rows + len(rhs)), np.diff(starts)))
-        entry_cols.append(cut_index.astype(np.int64))
-        entry_vals.append(cut_value)
-        uppers.append(cut_upper)
-        num_rows += len(rhs)
     if not math.isfinite(best) or point is None:
         return None
-    return RootLp(best, *point)
+    return RootLp(best, *point, rows=rows if kept_fixed else None)
