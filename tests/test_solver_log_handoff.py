@@ -375,9 +375,11 @@ def test_a_begun_log_hears_when_the_root_is_done() -> None:
 
 
 class _Line:
-    def __init__(self, seconds: float, root_done: bool = False, open_candidates: tuple[int, ...] = ()) -> None:
+    def __init__(self, seconds: float, root_done: bool = False, open_candidates: tuple[int, ...] = (),
+                 upper_bound: float = float("inf")) -> None:
         self.budget, self.seconds, self.root_done = 10.0, seconds, root_done
         self.open_candidates, self.incumbent_store = list(open_candidates), []
+        self.upper_bound = upper_bound
 
 
 def test_a_race_moves_to_the_roots_open_candidates_only_when_they_are_few() -> None:
@@ -419,6 +421,60 @@ def test_a_race_moves_to_the_roots_open_candidates_only_when_they_are_few() -> N
         assert [done for done, _ in run([_Line(0.05), _Line(0.2, True, few)])] == [False]
     finally:
         release.set()
+
+
+def test_a_race_whose_highs_bound_is_already_tighter_than_the_search_keeps_the_whole_milp() -> None:
+    # HiGHS's root (its cuts) has proven a bound at or under the search's: a move to the open
+    # candidates would throw that work away, however few they are.
+    import time
+
+    from memaudit_fast.solve import exact
+
+    started: list[bool] = []
+    release = threading.Event()
+    highs_bound = [float("inf")]
+
+    def start(budget: float, line: Any, after: float, previous: Any = None) -> Any:
+        race = exact._Race(exact.HighsStop(), threading.Thread(target=release.wait), reduced=bool(line.root_done),
+                           runs_at=time.monotonic() - 0.1)
+        race.stop.mip_bound = highs_bound[0]
+        race.thread.start()
+        started.append(bool(line.root_done))
+        return race
+
+    def run(search_bound: float) -> list[bool]:
+        started.clear()
+        races: dict[float, Any] = {}
+        watch, _, _ = exact._handoff_watch(None, 1.0, 0.05, races, start, 100)
+        for line in (_Line(0.05), _Line(0.2, True, (1, 2, 3), upper_bound=search_bound)):
+            watch(line)
+        return list(started)
+
+    try:
+        assert run(100.0) == [False, True]  # HiGHS has no bound yet: it moves
+        highs_bound[0] = 100.5
+        assert run(100.0) == [False, True]  # HiGHS's bound is looser than the search's: it moves
+        highs_bound[0] = 99.75
+        assert run(100.0) == [False]  # tighter: it stays
+        assert run(99.75) == [False]  # as tight: it stays
+    finally:
+        release.set()
+
+
+def test_highs_stop_hears_the_mip_bound_of_the_solve_it_watches() -> None:
+    from memaudit_fast.model.compiled import compile_package
+    from memaudit_fast.solve.backends import HighsStop, solve_highs
+    from memaudit_fast.solve.milp import build_milp
+
+    compiled = compile_package(generate_package("base", seed=3, scale=4))
+    budget = 0.1 * float(compiled.cost.sum())
+    stop = HighsStop()
+    assert stop.mip_bound == float("inf")
+    out = solve_highs(build_milp(compiled, budget), stop=stop)
+    exact_value = solve(compiled, budget=budget, finish=None).value
+    assert out.status == "optimal"
+    # A bound HiGHS proved during its solve: finite, never under OPT.
+    assert np.isfinite(stop.mip_bound) and stop.mip_bound >= exact_value - 1e-6
 
 
 def test_a_race_that_has_not_begun_moves_to_the_open_candidates_whatever_their_share() -> None:

@@ -67,6 +67,8 @@ class HighsStop:
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        #: HiGHS's proven bound on the MILP (maximisation) at its latest MIP callback, inf before.
+        self.mip_bound = math.inf
 
     def set(self) -> None:
         self._event.set()
@@ -85,9 +87,15 @@ class HighsStop:
             if self._event.is_set():
                 event.interrupt()
 
+        def answer_mip(event: Any) -> None:
+            bound = float(event.data_out.mip_dual_bound)
+            if math.isfinite(bound):
+                self.mip_bound = bound
+            answer(event)
+
         h.cbSimplexInterrupt += answer
         h.cbIpmInterrupt += answer
-        h.cbMipInterrupt += answer
+        h.cbMipInterrupt += answer_mip
 
 
 # HiGHS solves of one process take turns: each holds a core, and the race's root LP beside its

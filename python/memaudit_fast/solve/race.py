@@ -251,7 +251,7 @@ def _handoff_watch(
             # faster than going on.
             kept, ran = len(line.open_candidates), race.begun_for()
             few = kept <= RACE_RESTART_SHARE * num_candidates and ran <= RACE_MOVE_LATEST
-            if 0 < kept and (few or ran <= RACE_SWITCH_GRACE):
+            if 0 < kept and (few or ran <= RACE_SWITCH_GRACE) and not _highs_ahead(race, line):
                 race.stop.set()
                 races[budget] = start_race(budget, line, max(0.0, handoff_after - float(line.seconds)), race)
                 return False
@@ -267,6 +267,16 @@ def _handoff_watch(
         return watch, RACE_QUIET, max(RACE_FIRST, due)
     interval = min(log_interval, RACE_LOGGED)
     return watch, interval, max(RACE_FIRST, min(interval, due))
+
+
+def _highs_ahead(race: _Race, line: Any) -> bool:
+    """Whether the race's HiGHS has already proven a bound at least as tight as the search's:
+    its root (cuts, probing) has then done work a restart on the open candidates would throw
+    away. An entity timeline of 3,300 candidates at 9% (tie-heavy) had its root done at 0.45 s,
+    21% open, HiGHS at 998.5 = OPT against the search's 998.75 after 0.35 s: the move made the
+    solve 0.62 s against HiGHS alone's 0.40 s."""
+    bound = race.stop.mip_bound
+    return math.isfinite(bound) and bound <= float(line.upper_bound) + 1e-9 * max(1.0, abs(bound))
 
 
 def _merge(compiled: Any, result: Any, out: HandoffOutcome, seconds: float) -> Any:
