@@ -238,7 +238,9 @@ def test_memory_does_not_grow_with_nodes() -> None:
 # Families: the synthetic ones above, MEMAUDIT-Small scaled up, an entity timeline made by a
 # generator of its own (tests/oracles/timeline.py: attributes whose values change), plain and
 # tie-heavy, and a long dialogue (tests/oracles/dialogue.py: query-demand weights, partial covers
-# from turn and session summaries), costs in words and in the byte model.
+# from turn and session summaries), costs in words and in the byte model, and entity profiles
+# (tests/oracles/profile.py: recency-weighted values, relations, stale values kept in part by
+# updates), plain and tie-heavy, a family added after the solver's tuning.
 # MEMAUDIT_BENCH_LARGE=full adds the 10,000-candidate packages (long: HiGHS alone may take an
 # hour over them). MEMAUDIT_BENCH_SEED=k draws every family's packages from seed k instead of 0:
 # packages the solver was not tuned on, of the same families.
@@ -283,6 +285,10 @@ def large_package(family: str, n: int, seed: int = LARGE_SEED) -> dict:
         from oracles.timeline import timeline_package
 
         return timeline_package(n, seed=seed, tie=family == "timeline_tie")
+    if family.startswith("profile"):
+        from oracles.profile import profile_package
+
+        return profile_package(n, seed=seed, tie=family == "profile_tie")
     if family.startswith("dialogue"):
         from oracles.dialogue import dialogue_package
 
@@ -292,7 +298,7 @@ def large_package(family: str, n: int, seed: int = LARGE_SEED) -> dict:
 
 LARGE_SIZES = (1000, 3000, 10000) if os.environ.get("MEMAUDIT_BENCH_LARGE") == "full" else (1000, 3000)
 LARGE_FAMILIES = ("memaudit", "tie_heavy", "redundant", "dense", "small", "timeline", "timeline_tie",
-                  "dialogue", "dialogue_bytes")
+                  "dialogue", "dialogue_bytes", "profile", "profile_tie")
 LARGE_CASES = [(family, n, f) for family in LARGE_FAMILIES
                for n in LARGE_SIZES for f in LARGE_FRACTIONS]
 _LARGE_CACHE: dict[tuple[str, int], tuple[Any, Instance]] = {}

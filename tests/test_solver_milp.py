@@ -15,6 +15,7 @@ from oracles.exact import (
     milp_optimum,
     objective,
     random_instance,
+    saturation_table,
     synthetic_instance,
 )
 
@@ -62,6 +63,29 @@ def test_large_budgets_with_cuts_match_highs(kind: str) -> None:
     # Packages large enough for the root's cut rounds and its averaged-LP rounding (at least
     # 400 candidates after the reductions), at budgets where the LP is nearly integral.
     check_against_highs(synthetic_instance(800, seed=5, kind=kind), (0.1, 0.2, 0.4))
+
+
+@pytest.mark.parametrize("tie", [False, True], ids=["plain", "tie"])
+def test_entity_profiles_match_highs(tie: bool) -> None:
+    # A family the solver was not tuned on (oracles/profile.py), through the product's solve
+    # (the race included) and the bare search, at the budgets a user tried (4-22% of the cost).
+    from memaudit_fast.model.compiled import compile_package
+    from memaudit_fast.solve.exact import solve
+    from oracles.profile import profile_package
+
+    compiled = compile_package(profile_package(300, seed=2, tie=tie))
+    kinds, zs, hs = saturation_table()
+    inst = Instance(cost=compiled.cost, group_of=compiled.group_of, num_groups=len(compiled.group_ids),
+                    weight=compiled.weight, indptr=compiled.indptr, indices=compiled.indices, values=compiled.values,
+                    saturation_of=np.zeros(len(compiled.weight), dtype=np.int32), kinds=kinds, zs=zs, hs=hs)
+    check_against_highs(inst, (0.04, 0.09, 0.15, 0.22))
+    index = compiled.index_of()
+    for fraction in (0.04, 0.22):
+        budget = float(round(fraction * inst.cost.sum()))
+        result = solve(compiled, budget=budget)
+        _, value, _ = milp_optimum(inst, budget, time_limit=30)
+        assert result.status == "optimal" and result.value == pytest.approx(value, rel=1e-6, abs=1e-6)
+        assert result.value == pytest.approx(objective(inst, [index[c] for c in result.selected]), rel=1e-9)
 
 
 def lp_relaxation(inst: Instance, budget: float) -> float:
