@@ -142,3 +142,52 @@ def test_a_store_of_highs_that_meets_the_lp_bound_ends_the_race():
     heard(store)
     assert race.lp_proof == (tuple(sorted(store)), pytest.approx(best.value, rel=1e-12))
     assert race.stop.is_set() and stop.budget == budget
+
+
+def test_each_solve_of_a_highs_object_gets_its_own_time_beyond_the_runs_before_it():
+    # HiGHS's time_limit counts the object's run time over all its solves: the next solve's
+    # limit is that run time plus what is left, never what is left alone.
+    from memaudit_fast.solve.backends import limit_next_solve
+
+    class Clocked:
+        def __init__(self, ran: float) -> None:
+            self.ran, self.options = ran, {}
+
+        def getRunTime(self) -> float:
+            return self.ran
+
+        def setOptionValue(self, name: str, value: float) -> None:
+            self.options[name] = value
+
+    h = Clocked(5.0)
+    limit_next_solve(h, 0.25)
+    assert h.options["time_limit"] == pytest.approx(5.25)
+    limit_next_solve(h, -1.0)  # nothing left: the solve still starts, for a millisecond
+    assert h.options["time_limit"] == pytest.approx(5.001)
+
+
+def test_the_root_lp_rounds_and_the_lp_tree_limit_each_solve_past_the_earlier_ones(monkeypatch):
+    from memaudit_fast.solve import backends
+    from memaudit_fast.solve.lp_branching import prove_at_most
+    from memaudit_fast.solve.root_lp import root_lp
+    from oracles.dialogue import dialogue_package
+
+    seen: list[tuple[float, float]] = []  # (run time so far, the limit set) per solve
+    real = backends.limit_next_solve
+
+    def recording(h, seconds):
+        real(h, seconds)
+        seen.append((float(h.getRunTime()), float(h.getOptionValue("time_limit")[1])))
+
+    monkeypatch.setattr(backends, "limit_next_solve", recording)
+    compiled = compile_package(Package.from_dict(dialogue_package(1000, seed=0)))
+    budget = float(round(0.02 * float(compiled.cost.sum())))
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=30.0)
+    assert lp is not None and lp.rows is not None
+    rounds = len(seen)
+    assert rounds >= 3  # cut rounds after the first LP
+    assert seen[-1][0] > 0 and all(limit > ran for ran, limit in seen)
+    granularity = float(_core.objective_granularity(compiled.problem))
+    prove_at_most(compiled, budget, lp, lp.bound - 100 * granularity, seconds=30.0, nodes=3,
+                  proves=lambda worth, bound: bound <= worth)
+    assert len(seen) > rounds and all(limit > ran for ran, limit in seen)

@@ -98,6 +98,14 @@ class HighsStop:
         h.cbMipInterrupt += answer_mip
 
 
+def limit_next_solve(h: Any, seconds: float) -> None:
+    """Let the next solve of the HiGHS object ``h`` run ``seconds`` more (at least 1 ms). Its
+    ``time_limit`` counts the object's run time over all its solves so far, not the next one's:
+    a limit of what is left alone stops a re-solve at once once the earlier solves took that
+    long (the root LP's cut rounds were cut off after their first LP that way)."""
+    h.setOptionValue("time_limit", float(h.getRunTime()) + max(0.001, float(seconds)))
+
+
 # HiGHS solves of one process take turns: each holds a core, and the race's root LP beside its
 # HiGHS (a third busy thread on two cores) doubled the LP's time and lost the cases it proves.
 _HIGHS_ONE_AT_A_TIME = threading.Lock()

@@ -72,7 +72,7 @@ def prove_at_most(
     import highspy
 
     from ..model.compiled import budget_limit
-    from .backends import _HIGHS_ONE_AT_A_TIME
+    from .backends import _HIGHS_ONE_AT_A_TIME, limit_next_solve
 
     rows = lp.rows
     if rows is None:
@@ -104,8 +104,7 @@ def prove_at_most(
                 lower[column] = upper[column] = side
             h.changeColsBounds(num_x, columns, lower[:num_x], upper[:num_x])
             for cut_round in range(2):
-                # HiGHS's time limit counts from the object's first run (the root LP's), not this one.
-                h.setOptionValue("time_limit", h.getRunTime() + max(0.001, seconds - (time.monotonic() - started)))
+                limit_next_solve(h, seconds - (time.monotonic() - started))
                 with _HIGHS_ONE_AT_A_TIME:
                     h.run()
                 if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:

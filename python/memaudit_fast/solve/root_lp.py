@@ -149,7 +149,7 @@ def root_lp(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float
     """The stage of :func:`root_lp_bound`, with the last LP's point and value."""
     import highspy
 
-    from .backends import _HIGHS_ONE_AT_A_TIME, highs_of
+    from .backends import _HIGHS_ONE_AT_A_TIME, highs_of, limit_next_solve
 
     if model.approximation != "exact" or model.num_x == 0:
         return None
@@ -178,7 +178,7 @@ def root_lp(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float
     for _ in range(rounds + 1):
         if stop is not None and stop.is_set():
             break
-        h.setOptionValue("time_limit", max(0.001, float(seconds) - (time.monotonic() - started)))
+        limit_next_solve(h, float(seconds) - (time.monotonic() - started))
         with _HIGHS_ONE_AT_A_TIME:
             h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
