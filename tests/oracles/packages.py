@@ -223,3 +223,21 @@ def easy_then_hard(path: Path, hard: int = 2) -> Path:
     easy = [dict(generate_package("base", seed=k), budgets=[2, 4]) for k in range(EASY)]
     write_package_set(easy + [subset_sum(k) for k in range(hard)], path)
     return path
+
+
+def add_experience(candidates: list[dict], group: int, reps: list[tuple[float, dict[int, float]]], limit: int) -> None:
+    """Append one experience's representations (cost, coverage by unit number) to ``candidates``
+    as candidate dicts of group ``e<group>``, stopping at ``limit`` candidates in all."""
+    for cost, coverage in reps[: limit - len(candidates)]:
+        candidates.append({
+            "candidate_id": f"c{len(candidates)}", "experience_id": f"e{group}", "representation": "fact",
+            "cost": cost, "coverage": {f"r{r}": a for r, a in coverage.items()},
+        })
+
+
+def cap1_package(package_id: str, weights: list[float], candidates: list[dict]) -> dict:
+    """A min(1, z) package of units ``r<k>`` weighing ``weights[k]`` (its budget a placeholder)."""
+    return {
+        "format": "memaudit.package/1", "package_id": package_id, "budgets": [1.0], "objective": {"saturation": "cap1"},
+        "units": [{"unit_id": f"r{r}", "weight": w} for r, w in enumerate(weights)], "candidates": candidates,
+    }

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from .packages import add_experience, cap1_package
+
 # Offsets the seed so that profile and timeline packages of one seed share no draws.
 SEED_OFFSET = 1000
 
@@ -84,14 +86,6 @@ def profile_package(n_candidates: int, seed: int = 0, *, tie: bool = False) -> d
                 reps.append((float(rng.integers(2, 4)) if tie else float(rng.integers(5, 12)),
                              {value: 1.0, change: 1.0, old: 0.5}))
                 reps.append((1.0 if tie else float(rng.integers(2, 5)), {change: 1.0, old: 1.0 if tie else 0.3}))
-        for cost, coverage in reps[: n_candidates - len(candidates)]:
-            candidates.append({
-                "candidate_id": f"c{len(candidates)}", "experience_id": f"e{group}", "representation": "fact",
-                "cost": cost, "coverage": {f"r{r}": a for r, a in coverage.items()},
-            })
+        add_experience(candidates, group, reps, n_candidates)
         group += 1
-    return {
-        "format": "memaudit.package/1", "package_id": f"profile-{n_candidates}-{seed}{'-tie' if tie else ''}",
-        "budgets": [1.0], "objective": {"saturation": "cap1"},
-        "units": [{"unit_id": f"r{r}", "weight": w} for r, w in enumerate(weights)], "candidates": candidates,
-    }
+    return cap1_package(f"profile-{n_candidates}-{seed}{'-tie' if tie else ''}", weights, candidates)

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from .packages import add_experience, cap1_package
+
 ATTRIBUTES = 4
 
 
@@ -65,14 +67,6 @@ def timeline_package(n_candidates: int, seed: int = 0, *, tie: bool = False) -> 
             if change is not None:
                 reps.append((float(rng.integers(1, 3)) if tie else float(rng.integers(4, 9)), {value: 1.0, change: 1.0}))
                 reps.append((1.0 if tie else float(rng.integers(1, 4)), {change: 1.0}))
-        for cost, coverage in reps[: n_candidates - len(candidates)]:
-            candidates.append({
-                "candidate_id": f"c{len(candidates)}", "experience_id": f"e{group}", "representation": "fact",
-                "cost": cost, "coverage": {f"r{r}": a for r, a in coverage.items()},
-            })
+        add_experience(candidates, group, reps, n_candidates)
         group += 1
-    return {
-        "format": "memaudit.package/1", "package_id": f"timeline-{n_candidates}-{seed}{'-tie' if tie else ''}",
-        "budgets": [1.0], "objective": {"saturation": "cap1"},
-        "units": [{"unit_id": f"r{r}", "weight": w} for r, w in enumerate(weights)], "candidates": candidates,
-    }
+    return cap1_package(f"timeline-{n_candidates}-{seed}{'-tie' if tie else ''}", weights, candidates)
