@@ -36,10 +36,10 @@ from memaudit_fast.solve.exact import DEFAULT_HANDOFF_AFTER
 from oracles.branch_and_bound import solve_reference
 from oracles.exact import (
     Instance,
+    instance_of,
     is_feasible,
     milp_optimum,
     objective,
-    saturation_table,
     synthetic_instance,
 )
 
@@ -60,14 +60,7 @@ def instance_from_package(data: dict) -> Instance:
     """Arrays of a package dict, through the project's own compiler."""
     from memaudit_fast.model.compiled import compile_package
 
-    c = compile_package(data)
-    kinds, zs, hs = saturation_table()
-    assert all(s.name == "cap1" for s in c.saturations), "the MILP reference handles cap1 packages here"
-    return Instance(
-        cost=c.cost, group_of=c.group_of, num_groups=len(c.group_ids), weight=c.weight, indptr=c.indptr,
-        indices=c.indices, values=c.values, saturation_of=np.zeros(len(c.weight), dtype=np.int32),
-        kinds=kinds, zs=zs, hs=hs,
-    )
+    return instance_of(compile_package(data))
 
 
 def small_case(distribution: str, scale: int = 1) -> Callable[[], tuple[Instance, list[float]]]:

@@ -9,13 +9,13 @@ from memaudit_fast import _core
 from oracles.exact import (
     MID_SIZE_CASES,
     Instance,
+    instance_of,
     is_feasible,
     mid_size,
     milp_model,
     milp_optimum,
     objective,
     random_instance,
-    saturation_table,
     synthetic_instance,
 )
 
@@ -74,10 +74,7 @@ def test_entity_profiles_match_highs(tie: bool) -> None:
     from oracles.profile import profile_package
 
     compiled = compile_package(profile_package(300, seed=2, tie=tie))
-    kinds, zs, hs = saturation_table()
-    inst = Instance(cost=compiled.cost, group_of=compiled.group_of, num_groups=len(compiled.group_ids),
-                    weight=compiled.weight, indptr=compiled.indptr, indices=compiled.indices, values=compiled.values,
-                    saturation_of=np.zeros(len(compiled.weight), dtype=np.int32), kinds=kinds, zs=zs, hs=hs)
+    inst = instance_of(compiled)
     check_against_highs(inst, (0.04, 0.09, 0.15, 0.22))
     index = compiled.index_of()
     for fraction in (0.04, 0.22):

@@ -20,6 +20,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -229,6 +230,18 @@ def milp_optimum(inst: Instance, budget: float, time_limit: float | None = None)
     status = h.modelStatusToString(h.getModelStatus())
     info = h.getInfo()
     return status, float(info.objective_function_value), float(info.mip_dual_bound)
+
+
+def instance_of(compiled: Any) -> Instance:
+    """The arrays of a compiled min(1, z) package (``memaudit_fast.model.compiled``), for the
+    MILP reference and the brute force here."""
+    kinds, zs, hs = saturation_table()
+    assert all(s.name == "cap1" for s in compiled.saturations), "the MILP reference handles cap1 packages here"
+    return Instance(
+        cost=compiled.cost, group_of=compiled.group_of, num_groups=len(compiled.group_ids), weight=compiled.weight,
+        indptr=compiled.indptr, indices=compiled.indices, values=compiled.values,
+        saturation_of=np.zeros(len(compiled.weight), dtype=np.int32), kinds=kinds, zs=zs, hs=hs,
+    )
 
 
 SYNTHETIC_KINDS = ("memaudit", "tie_heavy", "redundant", "dense")
