@@ -1,7 +1,8 @@
 """The race beside the search: a second thread that solves the root LP with the search's cuts
 (solve/root_lp.py), hands the search its bound, looks for a store that meets it (solve/rins.py)
 or proves the search's store optimal by a few nodes of LP branching (solve/lp_branching.py),
-then runs HiGHS on the MILP; the first proof wins. :func:`.exact.solve` starts it (``finish="highs"``, the default); the search reaches it
+else closes candidates by the LP's reduced costs (solve/lp_fixing.py), then runs HiGHS on the
+MILP or on the candidates left open; the first proof wins. :func:`.exact.solve` starts it (``finish="highs"``, the default); the search reaches it
 through its progress callback and a ``_core.BudgetStop``."""
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ RACE_RESTART_SHARE = 0.25
 #: 1,000-3,000 candidates); solves done sooner never reach Python.
 RACE_PREPARE = 0.01
 
+#: Seconds for solving the root LP again before fixing by reduced costs (warm: it is usually
+#: at its optimum already, unless the LP tree moved it).
+FIX_LP_SECONDS = 0.05
+
 #: A race on the whole MILP whose HiGHS has run at most this long when the root is done moves
 #: to the open candidates whatever their share: it loses next to nothing, and HiGHS proves
 #: the smaller model several times faster (entity timeline 1,000 @ 15%, root done at 0.04 s
@@ -66,6 +71,7 @@ class _Race:
     model: Any = None  # the MILP once built (a race that replaces this one reuses it)
     lp_bound: float | None = None  # the root LP's proven bound (solve/root_lp.py), once known
     lp_proof: tuple[tuple[int, ...], float] | None = None  # a store of HiGHS's that meets it
+    held: tuple[tuple[int, ...], float] | None = None  # the store fixing by reduced costs kept to
 
     def begun_for(self) -> float:
         """Seconds HiGHS has been running (at most; 0 while it waits)."""
@@ -136,9 +142,17 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
                                         seconds=RINS_SECONDS if left is None else min(RINS_SECONDS, left))
                 if race.lp_proof is None and not race.stop.is_set():
                     _branch_below_lp(compiled, budget, race, lp, budget_stop)
-            race.outcome = finish_with_highs(compiled, budget, candidates, None, time_limit=left,
+            on = candidates
+            if lp is not None and budget_stop is not None and not reduced and race.lp_proof is None \
+                    and not race.stop.is_set():
+                fixed = _fix_by_lp(compiled, budget, race, lp, budget_stop, heard, left)
+                if fixed is not None:
+                    on, race.reduced = fixed, True
+            race.outcome = finish_with_highs(compiled, budget, on, None, time_limit=left,
                                              stop=race.stop, model=race.model, on_store=heard,
                                              start_after=max(0.0, race.runs_at - time.monotonic()))
+            if race.held is not None and race.outcome is not None:
+                race.outcome = _with_held(compiled, race.outcome, *race.held)
             if race.lp_proof is not None and race.outcome is not None:
                 store, value = race.lp_proof
                 race.outcome = HandoffOutcome(True, store, value, race.outcome.milp, proved_by="root_lp")
@@ -192,6 +206,55 @@ def _branch_below_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_
     race.lp_proof = (proof.store if proof.store is not None else store, proof.value)
     race.stop.set()
     budget_stop.stop(budget)
+
+
+def _fix_by_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: Any,
+               heard: Callable[[tuple[int, ...]], None] | None, left: float | None) -> list[int] | None:
+    """The candidates a store better than the best in hand may hold, by the root LP's reduced
+    costs (solve/lp_fixing.py), when they are few enough for HiGHS to be faster on them; the
+    store in hand (the search's best, or a better one from the LP's neighbourhood,
+    :func:`.rins.best_near`) is kept in ``race.held``: OPT is its worth or HiGHS's optimum
+    over the open candidates. None: HiGHS takes the whole MILP."""
+    from .lp_fixing import fix_to_open
+    from .rins import best_near
+
+    latest = budget_stop.incumbent_of(budget)
+    if latest is None or lp.rows is None:
+        return None
+    best = tuple(sorted(int(u) for u in latest[1]))
+    if _infeasible(compiled, best, budget):
+        return None
+    value = float(compiled.objective(list(best)))
+    found = best_near(race.model, lp, best, stop=race.stop, on_store=heard,
+                      seconds=RINS_SECONDS if left is None else min(RINS_SECONDS, left))
+    if found is not None and not _infeasible(compiled, found, budget):
+        worth = float(compiled.objective(sorted(found)))
+        if worth > value:
+            best, value = tuple(sorted(found)), worth
+    if race.lp_proof is not None or race.stop.is_set():
+        return None
+    granularity = float(_core.objective_granularity(compiled.problem))
+    kept = fix_to_open(lp, value, lambda worth, bound: lp_bound_proves(worth, bound, granularity),
+                       seconds=FIX_LP_SECONDS, num_candidates=compiled.num_candidates)
+    if kept is None:
+        return None
+    race.held = (best, value)
+    if not kept:  # no candidate can be in a better store: the one in hand is optimal
+        race.lp_proof = (best, value)
+        race.stop.set()
+        budget_stop.stop(budget)
+    return kept
+
+
+def _with_held(compiled: Any, out: HandoffOutcome, store: tuple[int, ...], value: float) -> HandoffOutcome:
+    """HiGHS's outcome on the open candidates, with the store fixing kept to where it is better:
+    OPT is the larger of the two, and a bound over the open candidates is one on OPT only
+    once raised to the held store's worth."""
+    mine = float(compiled.objective(sorted(out.store))) if out.store is not None else -math.inf
+    bound = None if out.upper_bound is None else max(out.upper_bound, value)
+    if mine >= value:
+        return replace(out, upper_bound=bound)
+    return replace(out, store=store, upper_bound=bound)
 
 
 def _held_to_lp_bound(compiled: Any, budget: float, race: _Race, budget_stop: Any) -> Callable[[tuple[int, ...]], None]:

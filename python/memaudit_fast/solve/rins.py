@@ -118,4 +118,20 @@ def search_lp_neighbourhood(model: MilpModel, lp: RootLp, stores: Sequence[Seque
     return outcome
 
 
-__all__ = ["RINS_MAX_FREE_SHARE", "RINS_SECONDS", "neighbourhood", "on_lattice", "search_lp_neighbourhood"]
+def best_near(model: MilpModel, lp: RootLp, store: Sequence[int], *, stop: HighsStop,
+              on_store: Callable[[tuple[int, ...]], None] | None = None,
+              seconds: float = RINS_SECONDS) -> tuple[int, ...] | None:
+    """The best store HiGHS finds within ``seconds`` in the LP's neighbourhood of ``store`` (a
+    feasible store of the search's, its start), whatever the lattice: a better store in hand
+    makes fixing by reduced costs (solve/lp_fixing.py) stronger. None when the neighbourhood is
+    too wide or HiGHS found nothing; every store it finds also goes to ``on_store``."""
+    near = neighbourhood(model, lp.x, [store])
+    free = int(np.count_nonzero(near.col_upper[: near.num_x] > near.col_lower[: near.num_x]))
+    if free > RINS_MAX_FREE_SHARE * near.num_x or seconds <= 0 or stop.is_set():
+        return None
+    outcome = solve_highs(near, time_limit=seconds, start_store=store, threads=1, feasibility_tolerance=HIGHS_TOLERANCE,
+                          stop=stop, on_store=on_store)
+    return outcome.store
+
+
+__all__ = ["RINS_MAX_FREE_SHARE", "RINS_SECONDS", "best_near", "neighbourhood", "on_lattice", "search_lp_neighbourhood"]

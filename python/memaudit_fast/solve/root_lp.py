@@ -53,15 +53,21 @@ def lattice_floor(bound: float, granularity: float) -> float:
     return granularity * math.floor(bound / granularity + 1e-6)
 
 
+def reduced_costs(objective: np.ndarray, row_index: np.ndarray, row_value: np.ndarray, row_of_entry: np.ndarray,
+                  pi: np.ndarray) -> np.ndarray:
+    """``d = c - A^T pi`` for ``A`` given entry by entry (negative ``pi`` count as 0)."""
+    weighted = row_value * np.maximum(pi, 0.0)[row_of_entry]
+    return objective - np.bincount(row_index, weights=weighted, minlength=objective.size)
+
+
 def dual_bound(objective: np.ndarray, col_lower: np.ndarray, col_upper: np.ndarray, row_index: np.ndarray,
                row_value: np.ndarray, row_of_entry: np.ndarray, row_upper: np.ndarray, pi: np.ndarray) -> float:
     """The weak-duality bound of ``max c.v : A v <= b, l <= v <= u`` at multipliers ``pi``
     (negative entries count as 0), rounded up by a margin that covers floating point."""
     pi = np.maximum(pi, 0.0)
     weighted = row_value * pi[row_of_entry]
-    at = np.bincount(row_index, weights=weighted, minlength=objective.size)
+    d = reduced_costs(objective, row_index, row_value, row_of_entry, pi)
     at_abs = np.bincount(row_index, weights=np.abs(weighted), minlength=objective.size)
-    d = objective - at
     box = np.where(d > 0, d * col_upper, d * col_lower)
     if not np.all(np.isfinite(box)):
         return math.inf
@@ -119,11 +125,19 @@ class LpRows:
 
     def bound(self, pi: np.ndarray, col_lower: np.ndarray, col_upper: np.ndarray) -> float:
         """:func:`dual_bound` of the LP with these column bounds at row duals ``pi``."""
+        self._join()
+        return dual_bound(self.model.objective, col_lower, col_upper, self.entry_cols[0], self.entry_vals[0],
+                          self.entry_rows[0], self.uppers[0], pi)
+
+    def reduced_costs(self, pi: np.ndarray) -> np.ndarray:
+        """:func:`reduced_costs` of every column at row duals ``pi``."""
+        self._join()
+        return reduced_costs(self.model.objective, self.entry_cols[0], self.entry_vals[0], self.entry_rows[0], pi)
+
+    def _join(self) -> None:
         if len(self.entry_cols) > 1:  # one array each from now on, until cuts come
             for parts in (self.entry_cols, self.entry_vals, self.entry_rows, self.uppers):
                 parts[:] = [np.concatenate(parts)]
-        return dual_bound(self.model.objective, col_lower, col_upper, self.entry_cols[0], self.entry_vals[0],
-                          self.entry_rows[0], self.uppers[0], pi)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,175 @@
+"""Fixing by the root LP's reduced costs (solve/lp_fixing.py) and its place in the race.
+
+OPT is always the value in hand or the optimum over the open candidates (brute force over
+small random packages, for every value a store takes), the race keeps the store it fixed
+to and reports the larger optimum, and on an entity profile, where fixing pays, a raced solve
+hands HiGHS a fraction of the candidates and still ends at OPT."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memaudit_fast import _core
+from memaudit_fast.model.compiled import budget_limit, compile_package
+from memaudit_fast.model.package import Package
+from memaudit_fast.solve.backends import HighsStop, MilpOutcome
+from memaudit_fast.solve.exact import lp_bound_proves, solve
+from memaudit_fast.solve.handoff import HandoffOutcome
+from memaudit_fast.solve.lp_fixing import fix_to_open, open_candidates, root_duals
+from memaudit_fast.solve.milp import build_milp
+from memaudit_fast.solve.root_lp import root_lp
+from strategies import packages
+
+
+def all_stores(compiled, budget: float) -> list[tuple[tuple[int, ...], float]]:
+    """Every feasible store with its worth, by brute force."""
+    groups: dict[int, list[int]] = {}
+    for u in range(compiled.num_candidates):
+        groups.setdefault(int(compiled.group_of[u]), []).append(u)
+    capacity = int(compiled.group_capacity)
+    per_group = [[c for k in range(capacity + 1) for c in itertools.combinations(members, k)]
+                 for members in groups.values()]
+    stores = []
+    for choice in itertools.product(*per_group):
+        store = tuple(sorted(u for part in choice for u in part))
+        if sum(float(compiled.cost[u]) for u in store) <= budget_limit(budget):
+            stores.append((store, float(compiled.objective(list(store)))))
+    return stores
+
+
+def proves_for(compiled):
+    granularity = float(_core.objective_granularity(compiled.problem))
+    return lambda value, bound: lp_bound_proves(value, bound, granularity)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=packages(max_candidates=9, max_units=4, extras=False), frac=st.sampled_from([0.2, 0.4, 0.7, 1.0]))
+def test_opt_is_the_value_in_hand_or_the_optimum_over_the_open_candidates(data, frac):
+    compiled = compile_package(Package.from_dict(data))
+    budget = round(frac * float(compiled.cost.sum()), 2)
+    lp = root_lp(compiled, build_milp(compiled, budget))
+    if lp is None or lp.rows is None:
+        return
+    pi = root_duals(lp, 5.0)
+    assert pi is not None
+    stores = all_stores(compiled, budget)
+    opt = max(worth for _, worth in stores)
+    for value in sorted({worth for _, worth in stores}):
+        kept = set(open_candidates(lp, pi, value, proves_for(compiled)).tolist())
+        # OPT is the value in hand or the optimum over the open candidates (the others are
+        # out of every better store, or dropped by the exact reductions, which keep an OPT store).
+        over_open = max(worth for store, worth in stores if set(store) <= kept)
+        assert max(value, over_open) >= opt - 1e-9 * max(1.0, abs(opt)), (value, sorted(kept), opt)
+
+
+@pytest.fixture(scope="module")
+def profile():
+    from oracles.profile import profile_package
+
+    compiled = compile_package(Package.from_dict(profile_package(1000, seed=0)))
+    budget = float(round(0.05 * float(compiled.cost.sum())))
+    return compiled, budget
+
+
+def test_a_store_near_opt_leaves_few_open_and_a_poor_one_leaves_too_many(profile):
+    compiled, budget = profile
+    exact = solve(compiled, budget=budget, time_limit=60)
+    assert exact.proven_optimal
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
+    assert lp is not None
+    near = fix_to_open(lp, exact.value, proves_for(compiled), seconds=5.0, num_candidates=compiled.num_candidates)
+    assert near is not None and 0 < len(near) <= 0.4 * compiled.num_candidates
+    assert fix_to_open(lp, 0.5 * exact.value, proves_for(compiled), seconds=5.0,
+                       num_candidates=compiled.num_candidates) is None
+
+
+def test_the_race_hands_highs_the_open_candidates_and_ends_at_opt(profile, monkeypatch):
+    from memaudit_fast.solve import handoff
+
+    compiled, budget = profile
+    reference = solve(compiled, budget=budget, finish=None, time_limit=120)  # the branch-and-bound alone
+    assert reference.proven_optimal
+    sizes: list[int] = []
+    finish = handoff.finish_with_highs
+
+    def spy(compiled_, budget_, candidates, *args, **kwargs):
+        sizes.append(len(candidates))
+        return finish(compiled_, budget_, candidates, *args, **kwargs)
+
+    monkeypatch.setattr(handoff, "finish_with_highs", spy)
+    result = solve(compiled, budget=budget, time_limit=60)
+    assert result.proven_optimal and result.value == pytest.approx(reference.value, abs=1e-9)
+    assert sizes and min(sizes) <= 0.4 * compiled.num_candidates
+
+
+def test_the_held_store_stands_in_for_a_worse_one_of_highs(profile):
+    from memaudit_fast.solve.race import _with_held
+
+    compiled, _ = profile
+    milp = MilpOutcome("highs", "x", "optimal", 0.0, 0.0, (), 0, 0.0)
+    held = (tuple(range(3)), float(compiled.objective([0, 1, 2])))
+    # HiGHS proved its optimum over the open candidates (the empty store, 0): the held store is
+    # better, and the bound over the open ones is raised to its worth.
+    out = _with_held(compiled, HandoffOutcome(True, (), 0.0, milp), *held)
+    assert out.proven and out.store == held[0] and out.upper_bound == held[1]
+    # A better store of HiGHS's stays.
+    better = HandoffOutcome(True, tuple(range(6)), 1e9, milp)
+    assert float(compiled.objective(list(range(6)))) >= held[1]
+    kept = _with_held(compiled, better, *held)
+    assert kept.store == better.store and kept.upper_bound == 1e9
+
+
+class _Search:
+    """What the race asks of the search: its incumbent, and to stop a budget."""
+
+    def __init__(self, value: float, store: list[int]) -> None:
+        self.incumbent = (value, store)
+        self.stopped: list[float] = []
+
+    def incumbent_of(self, budget: float):
+        return self.incumbent
+
+    def stop(self, budget: float) -> None:
+        self.stopped.append(budget)
+
+
+def test_fixing_keeps_the_searchs_store_and_leaves_the_search_running(profile):
+    from memaudit_fast.solve.race import _fix_by_lp, _Race
+
+    compiled, budget = profile
+    exact = solve(compiled, budget=budget, time_limit=60)
+    ids = {cid: i for i, cid in enumerate(compiled.candidate_ids)}
+    search = _Search(exact.value, sorted(ids[c] for c in exact.selected))
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
+    race = _Race(HighsStop(), threading.Thread(), model=build_milp(compiled, budget, plain=True))
+    kept = _fix_by_lp(compiled, budget, race, lp, search, None, None)
+    assert kept is not None and 0 < len(kept) <= 0.4 * compiled.num_candidates
+    assert race.held is not None and race.held[1] == pytest.approx(exact.value, abs=1e-9)
+    assert race.lp_proof is None and not race.stop.is_set() and not search.stopped
+
+
+def test_a_store_that_leaves_nothing_open_is_proven_and_stops_both_engines():
+    from memaudit_fast.solve.race import _fix_by_lp, _Race
+    from oracles.packages import small_package
+
+    compiled = compile_package(small_package())  # at B = 3 the LP is integral: {a, c}, worth 3
+    ids = {cid: i for i, cid in enumerate(compiled.candidate_ids)}
+    search = _Search(3.0, [ids["a"], ids["c"]])
+    lp = root_lp(compiled, build_milp(compiled, 3.0), seconds=5.0)
+    race = _Race(HighsStop(), threading.Thread(), model=build_milp(compiled, 3.0, plain=True))
+    assert _fix_by_lp(compiled, 3.0, race, lp, search, None, None) == []
+    assert race.lp_proof == ((ids["a"], ids["c"]), 3.0)
+    assert race.stop.is_set() and search.stopped == [3.0]
+    # A poorer store in hand ({c}, worth 1) leaves candidates open, and proves nothing.
+    race = _Race(HighsStop(), threading.Thread(), model=build_milp(compiled, 3.0, plain=True))
+    search = _Search(1.0, [ids["c"]])
+    lp = root_lp(compiled, build_milp(compiled, 3.0), seconds=5.0)
+    kept = _fix_by_lp(compiled, 3.0, race, lp, search, None, None)
+    # The LP's neighbourhood of {c} may hold OPT; only a store worth OPT closes every candidate.
+    held = race.held[1] if race.held is not None else 1.0
+    assert (kept == []) == (held == 3.0) == (race.lp_proof is not None)
