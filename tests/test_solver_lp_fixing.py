@@ -20,7 +20,7 @@ from memaudit_fast.model.package import Package
 from memaudit_fast.solve.backends import HighsStop, MilpOutcome
 from memaudit_fast.solve.exact import lp_bound_proves, solve
 from memaudit_fast.solve.handoff import HandoffOutcome
-from memaudit_fast.solve.lp_fixing import fix_to_open, open_candidates, root_duals
+from memaudit_fast.solve.lp_fixing import best_unproven, few_open, open_candidates, root_duals
 from memaudit_fast.solve.milp import build_milp
 from memaudit_fast.solve.root_lp import root_lp
 from strategies import packages
@@ -82,10 +82,26 @@ def test_a_store_near_opt_leaves_few_open_and_a_poor_one_leaves_too_many(profile
     assert exact.proven_optimal
     lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
     assert lp is not None
-    near = fix_to_open(lp, exact.value, proves_for(compiled), seconds=5.0, num_candidates=compiled.num_candidates)
+    pi = root_duals(lp, 5.0)
+    assert pi is not None
+    near = few_open(lp, pi, exact.value, proves_for(compiled), num_candidates=compiled.num_candidates)
     assert near is not None and 0 < len(near) <= 0.4 * compiled.num_candidates
-    assert fix_to_open(lp, 0.5 * exact.value, proves_for(compiled), seconds=5.0,
-                       num_candidates=compiled.num_candidates) is None
+    assert few_open(lp, pi, 0.5 * exact.value, proves_for(compiled), num_candidates=compiled.num_candidates) is None
+    # Off a lattice the best store short of a proof is worth a hair under the bound, and closes more.
+    granularity = float(_core.objective_granularity(compiled.problem))
+    best_case = best_unproven(lp.bound, granularity)
+    assert exact.value <= best_case < lp.bound
+    assert len(open_candidates(lp, pi, best_case, proves_for(compiled))) <= len(near)
+
+
+def test_the_best_store_short_of_a_proof_is_a_lattice_step_under_the_bound():
+    assert best_unproven(1308.8, 0.05) == pytest.approx(1308.75)  # a store worth 1308.8 meets it
+    assert best_unproven(1308.79, 0.05) == pytest.approx(1308.70)
+    assert best_unproven(464.657, 0.0) == pytest.approx(464.657, abs=1e-6) and best_unproven(464.657, 0.0) < 464.657
+    # Whatever it is, a store worth it is not proven by the bound, and one a step above is.
+    for bound, step in ((1308.8, 0.05), (982.9375, 0.5), (17.0, 1.0)):
+        assert not lp_bound_proves(best_unproven(bound, step), bound, step)
+        assert lp_bound_proves(best_unproven(bound, step) + step, bound, step)
 
 
 def test_the_race_hands_highs_the_open_candidates_and_ends_at_opt(profile, monkeypatch):

@@ -75,17 +75,25 @@ def open_candidates(lp: RootLp, pi: np.ndarray, value: float, proves: Callable[[
     return np.asarray(model.candidates, dtype=np.int64)[kept & ~closed]
 
 
-def fix_to_open(lp: RootLp, value: float, proves: Callable[[float, float], bool], *, seconds: float,
-                num_candidates: int, share: float = LP_FIX_SHARE) -> list[int] | None:
-    """The open candidates (:func:`open_candidates`) at the root LP's duals when they are at
-    most ``share`` of ``num_candidates``; else None (HiGHS is faster on the whole MILP)."""
-    pi = root_duals(lp, seconds)
-    if pi is None:
-        return None
+def few_open(lp: RootLp, pi: np.ndarray, value: float, proves: Callable[[float, float], bool], *,
+             num_candidates: int, share: float = LP_FIX_SHARE) -> list[int] | None:
+    """The open candidates (:func:`open_candidates`) when they are at most ``share`` of
+    ``num_candidates``; else None (HiGHS is faster on the whole MILP)."""
     kept = open_candidates(lp, pi, value, proves)
     if kept.size > share * num_candidates:
         return None
     return [int(u) for u in kept]
 
 
-__all__ = ["LP_FIX_SHARE", "fix_to_open", "open_candidates", "root_duals"]
+def best_unproven(bound: float, granularity: float) -> float:
+    """The largest worth a store can have without meeting ``bound``: on a lattice (step
+    ``granularity``) the point a step under the lattice point at or under the bound, else just
+    under the bound. Fixing at this worth shows the most that any store in hand can close."""
+    from .root_lp import lattice_floor
+
+    if math.isfinite(granularity) and granularity > 1e-6 * max(1.0, abs(bound)):  # as lp_bound_proves
+        return lattice_floor(bound, granularity) - granularity
+    return bound - 1e-9 * max(1.0, abs(bound))
+
+
+__all__ = ["LP_FIX_SHARE", "best_unproven", "few_open", "open_candidates", "root_duals"]
