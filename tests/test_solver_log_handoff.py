@@ -478,6 +478,25 @@ def test_highs_stop_hears_the_mip_bound_of_the_solve_it_watches() -> None:
     assert np.isfinite(stop.mip_bound) and stop.mip_bound >= exact_value - 1e-6
 
 
+def test_a_child_stop_ends_its_solve_when_either_it_or_its_parent_is_set() -> None:
+    from memaudit_fast.model.compiled import compile_package
+    from memaudit_fast.solve.backends import HighsStop, solve_highs
+    from memaudit_fast.solve.milp import build_milp
+
+    parent = HighsStop()
+    child = HighsStop(parent=parent)
+    assert not child.is_set()
+    child.set()
+    assert child.is_set() and not parent.is_set()  # a child's stop is its own
+    parent = HighsStop()
+    other = HighsStop(parent=parent)
+    parent.set()
+    assert other.is_set()
+    compiled = compile_package(generate_package("base", seed=3, scale=4))
+    out = solve_highs(build_milp(compiled, 0.1 * float(compiled.cost.sum())), stop=other)
+    assert out.status == "interrupted"  # set before the solve began: HiGHS stops at its first check
+
+
 def test_a_race_that_has_not_begun_moves_to_the_open_candidates_whatever_their_share() -> None:
     # HiGHS still waiting for handoff_after (or just begun) loses nothing by moving to the
     # smaller model, however many candidates the root left open.

@@ -65,8 +65,9 @@ def highs_version() -> str:
 class HighsStop:
     """A flag another thread sets to stop a HiGHS solve (its status is then ``interrupted``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: HighsStop | None = None) -> None:
         self._event = threading.Event()
+        self._parent = parent  # a stop of the parent's stops this one too (not the other way)
         #: HiGHS's proven bound on the MILP (maximisation) at its latest MIP callback, inf before.
         self.mip_bound = math.inf
 
@@ -74,7 +75,7 @@ class HighsStop:
         self._event.set()
 
     def is_set(self) -> bool:
-        return self._event.is_set()
+        return self._event.is_set() or (self._parent is not None and self._parent.is_set())
 
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the flag; True when it is set."""
@@ -84,7 +85,7 @@ class HighsStop:
         # HiGHS asks its interrupt callbacks regularly in every phase; they answer from the flag,
         # which (unlike Highs.cancelSolve) also holds when set before the solve begins.
         def answer(event: Any) -> None:
-            if self._event.is_set():
+            if self.is_set():
                 event.interrupt()
 
         def answer_mip(event: Any) -> None:

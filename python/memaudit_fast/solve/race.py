@@ -18,7 +18,7 @@ from .. import _core
 from .backends import HighsStop
 from .handoff import HandoffOutcome
 from .rins import RINS_SECONDS
-from .root_lp import lattice_floor, root_lp
+from .root_lp import lattice_floor, root_lp, size_factor
 
 #: Seconds before the first progress line of a budget, at the least, in a solve with ``finish``.
 RACE_FIRST = 0.001
@@ -238,12 +238,23 @@ def _fix_by_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: 
     if few_open(lp, pi, max(value, best_unproven(lp.bound, granularity)), proves,
                 num_candidates=compiled.num_candidates) is None:
         return None
-    found = best_near(race.model, lp, best, stop=race.stop, on_store=heard,
-                      seconds=RINS_SECONDS if left is None else min(RINS_SECONDS, left))
-    if found is not None and not _infeasible(compiled, found, budget):
-        worth = float(compiled.objective(sorted(found)))
+    # The neighbourhood's HiGHS ends as soon as a store of its leaves few enough open.
+    enough = HighsStop(parent=race.stop)
+
+    def found(store: tuple[int, ...]) -> None:
+        nonlocal best, value
+        if heard is not None:
+            heard(store)
+        if _infeasible(compiled, store, budget):
+            return
+        worth = float(compiled.objective(sorted(store)))
         if worth > value:
-            best, value = tuple(sorted(found)), worth
+            best, value = tuple(sorted(store)), worth
+            if few_open(lp, pi, value, proves, num_candidates=compiled.num_candidates) is not None:
+                enough.set()
+
+    seconds = RINS_SECONDS * size_factor(compiled.num_candidates)
+    best_near(race.model, lp, best, stop=enough, on_store=found, seconds=seconds if left is None else min(seconds, left))
     if race.lp_proof is not None or race.stop.is_set():
         return None
     kept = few_open(lp, pi, value, proves, num_candidates=compiled.num_candidates)

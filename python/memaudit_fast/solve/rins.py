@@ -56,8 +56,11 @@ INTEGRAL = 1e-6
 
 
 def on_lattice(value: float, granularity: float) -> bool:
-    """Whether ``value`` is a lattice point of step ``granularity`` (False without a lattice)."""
-    if not granularity > 0 or not math.isfinite(value):
+    """Whether ``value`` is a lattice point of step ``granularity`` (False without a lattice,
+    or with one too fine to tell: a step of at most 1e-6 of the value, as for
+    :func:`.race.lp_bound_proves`, where every value would pass; entity profiles' weights and
+    coverages of three and two decimals make a step of 1e-5 on values of 4,000)."""
+    if not granularity > 0 or not math.isfinite(value) or granularity <= 1e-6 * max(1.0, abs(value)):
         return False
     steps = value / granularity
     return abs(steps - round(steps)) <= LATTICE_SLACK + 1e-9 * abs(steps)

@@ -35,8 +35,24 @@ from .milp import MilpModel
 #: does not close, lost 0.1 s to it with eight rounds allowed.
 ROOT_LP_ROUNDS = 4
 
-#: Seconds the whole stage may take (each LP solve is capped by what is left).
+#: Seconds the whole stage may take on up to ``ROOT_LP_SIZE`` candidates (each LP solve is
+#: capped by what is left), and as the size's 1.5th power beyond: the simplex's time grows
+#: faster than the package, and so does HiGHS's. On entity profiles of 10,000 candidates the
+#: first LP alone takes 0.13-0.56 s (HiGHS on the MILP 4-7 s); under a flat 0.15 s most of them
+#: never ended.
 ROOT_LP_SECONDS = 0.15
+ROOT_LP_SIZE = 3000
+
+
+def size_factor(num_candidates: int) -> float:
+    """How many times ``ROOT_LP_SIZE`` candidates a package has (1 at the least): the race's
+    stages before HiGHS scale their time by it."""
+    return max(1.0, num_candidates / ROOT_LP_SIZE)
+
+
+def root_lp_seconds(num_candidates: int) -> float:
+    """The stage's time on a package of ``num_candidates`` (see ``ROOT_LP_SECONDS``)."""
+    return ROOT_LP_SECONDS * size_factor(num_candidates) ** 1.5
 
 #: A round that lowers the LP's value by less than this (relative) ends the stage.
 ROOT_LP_MIN_GAIN = 1e-7
@@ -150,7 +166,7 @@ class RootLp:
     rows: LpRows | None = field(default=None, compare=False, repr=False)  # where it ended
 
 
-def root_lp_bound(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float = ROOT_LP_SECONDS,
+def root_lp_bound(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float | None = None,
                   rounds: int = ROOT_LP_ROUNDS) -> float | None:
     """An upper bound on OPT of ``model``'s budget (see the module docstring), or None when
     the model is not the exact MILP, the LP could not be solved, or ``stop`` was set first."""
@@ -158,15 +174,18 @@ def root_lp_bound(compiled: Any, model: MilpModel, *, stop: Any = None, seconds:
     return None if lp is None else lp.bound
 
 
-def root_lp(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float = ROOT_LP_SECONDS,
+def root_lp(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float | None = None,
             rounds: int = ROOT_LP_ROUNDS) -> RootLp | None:
-    """The stage of :func:`root_lp_bound`, with the last LP's point and value."""
+    """The stage of :func:`root_lp_bound`, with the last LP's point and value; ``seconds``
+    defaults to :func:`root_lp_seconds` of the package."""
     import highspy
 
     from .backends import _HIGHS_ONE_AT_A_TIME, highs_of, limit_next_solve
 
     if model.approximation != "exact" or model.num_x == 0:
         return None
+    if seconds is None:
+        seconds = root_lp_seconds(int(compiled.num_candidates))
     started = time.monotonic()
     h = highs_of(model)
     h.setOptionValue("output_flag", False)
