@@ -30,8 +30,8 @@ def test_a_value_is_on_the_lattice_only_within_a_millionth_of_a_step():
     assert not on_lattice(448.7425, 0.0125)  # 35,899.4 steps
     assert not on_lattice(10.0, 0.0)  # no lattice known: never
     assert not on_lattice(math.inf, 0.5) and not on_lattice(math.nan, 0.5)
-    # A step too fine to tell (1e-5 on 4,303: 4.3e8 steps, where rounding alone is 0.4 step): never.
-    assert not on_lattice(4303.0948486398165, 1e-5) and not on_lattice(4303.09, 1e-5)
+    # A step too fine to tell (1e-5 on 4,303: 4.3e8 steps, where rounding alone is 0.4 step): always.
+    assert on_lattice(4303.0948486398165, 1e-5) and on_lattice(4303.09, 1e-5)
 
 
 @settings(max_examples=60, deadline=None)

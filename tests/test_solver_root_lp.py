@@ -122,6 +122,22 @@ def test_the_root_lp_closes_a_dialogue_root_the_lagrangian_leaves_open():
     assert solve(compiled, budget).proved_by in ("root_lp", "branch_and_bound", "highs")
 
 
+def test_each_round_of_the_root_lp_hands_on_its_bound_as_it_comes():
+    from memaudit_fast.solve.root_lp import root_lp, root_lp_seconds, size_factor
+    from oracles.dialogue import dialogue_package
+
+    compiled = compile_package(Package.from_dict(dialogue_package(3000, seed=2)))
+    budget = float(round(0.2 * float(compiled.cost.sum())))
+    heard: list[float] = []
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0, on_bound=heard.append)
+    assert lp is not None and heard  # one bound per LP solved, each no worse than the one before
+    assert all(later <= earlier for earlier, later in itertools.pairwise(heard))
+    assert heard[-1] == lp.bound
+    # The stage's time: 0.15 s up to 3,000 candidates, growing as the size's 1.5th power beyond.
+    assert root_lp_seconds(1000) == root_lp_seconds(3000) == pytest.approx(0.15)
+    assert size_factor(12_000) == 4.0 and root_lp_seconds(12_000) == pytest.approx(0.15 * 8)
+
+
 def test_a_store_of_highs_that_meets_the_lp_bound_ends_the_race():
     import threading
 

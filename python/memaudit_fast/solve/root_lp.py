@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,9 +176,11 @@ def root_lp_bound(compiled: Any, model: MilpModel, *, stop: Any = None, seconds:
 
 
 def root_lp(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float | None = None,
-            rounds: int = ROOT_LP_ROUNDS) -> RootLp | None:
+            rounds: int = ROOT_LP_ROUNDS, on_bound: Callable[[float], None] | None = None) -> RootLp | None:
     """The stage of :func:`root_lp_bound`, with the last LP's point and value; ``seconds``
-    defaults to :func:`root_lp_seconds` of the package."""
+    defaults to :func:`root_lp_seconds` of the package. ``on_bound`` hears each round's proven
+    bound as it comes (the race hands it to the search, which may end with it before the stage
+    does)."""
     import highspy
 
     from .backends import _HIGHS_ONE_AT_A_TIME, highs_of, limit_next_solve
@@ -219,6 +222,8 @@ def root_lp(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float
         solution = h.getSolution()
         pi = np.abs(np.asarray(solution.row_dual, dtype=np.float64))
         best = min(best, rows.bound(pi, model.col_lower, rows.col_upper))
+        if on_bound is not None and math.isfinite(best):
+            on_bound(best)
         value = float(h.getInfo().objective_function_value)
         x = np.zeros(compiled.num_candidates)
         x[model.candidates] = np.asarray(solution.col_value, dtype=np.float64)[:num_x]
