@@ -20,6 +20,7 @@ from memaudit_fast.solve.exact import lp_bound_proves, solve
 from memaudit_fast.solve.lp_branching import prove_at_most
 from memaudit_fast.solve.milp import build_milp
 from memaudit_fast.solve.root_lp import lattice_floor, root_lp
+from oracles.search_stub import SearchStub
 from strategies import packages
 
 
@@ -93,20 +94,6 @@ def test_a_root_one_step_above_opt_is_closed_by_a_few_nodes(long_dialogue):
     assert below is None or below.value >= exact.value - 1e-9 * exact.value
 
 
-class _SearchStub:
-    """What the race asks of the search: its incumbent, and to stop a budget."""
-
-    def __init__(self, value: float, store: list[int]) -> None:
-        self.incumbent = (value, store)
-        self.stopped: list[float] = []
-
-    def incumbent_of(self, budget: float):
-        return self.incumbent
-
-    def stop(self, budget: float) -> None:
-        self.stopped.append(budget)
-
-
 def test_the_race_branches_only_next_to_a_good_store_and_stops_the_search_when_it_proves(long_dialogue):
     import threading
 
@@ -118,11 +105,11 @@ def test_the_race_branches_only_next_to_a_good_store_and_stops_the_search_when_i
     store = [compiled.candidate_ids.index(i) for i in exact.selected]
     lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
     # Far under the LP's bound (the empty store): no tree, nothing stopped.
-    race, search = _Race(HighsStop(), threading.Thread()), _SearchStub(0.0, [])
+    race, search = _Race(HighsStop(), threading.Thread()), SearchStub(0.0, [])
     _branch_below_lp(compiled, budget, race, lp, search)
     assert race.lp_proof is None and not search.stopped and not race.stop.is_set()
     # The optimal store, one step under it: proven, and both engines are told.
-    race, search = _Race(HighsStop(), threading.Thread()), _SearchStub(exact.value, store)
+    race, search = _Race(HighsStop(), threading.Thread()), SearchStub(exact.value, store)
     _branch_below_lp(compiled, budget, race, lp, search)
     assert race.lp_proof is not None and race.lp_proof[1] == pytest.approx(exact.value, abs=1e-9)
     assert search.stopped == [budget] and race.stop.is_set()

@@ -23,6 +23,7 @@ from memaudit_fast.solve.handoff import HandoffOutcome
 from memaudit_fast.solve.lp_fixing import best_unproven, few_open, open_candidates, root_duals
 from memaudit_fast.solve.milp import build_milp
 from memaudit_fast.solve.root_lp import root_lp
+from oracles.search_stub import SearchStub
 from strategies import packages
 
 
@@ -140,27 +141,13 @@ def test_the_held_store_stands_in_for_a_worse_one_of_highs(profile):
     assert kept.store == better.store and kept.upper_bound == 1e9
 
 
-class _Search:
-    """What the race asks of the search: its incumbent, and to stop a budget."""
-
-    def __init__(self, value: float, store: list[int]) -> None:
-        self.incumbent = (value, store)
-        self.stopped: list[float] = []
-
-    def incumbent_of(self, budget: float):
-        return self.incumbent
-
-    def stop(self, budget: float) -> None:
-        self.stopped.append(budget)
-
-
 def test_fixing_keeps_the_searchs_store_and_leaves_the_search_running(profile):
     from memaudit_fast.solve.race import _fix_by_lp, _Race
 
     compiled, budget = profile
     exact = solve(compiled, budget=budget, time_limit=60)
     ids = {cid: i for i, cid in enumerate(compiled.candidate_ids)}
-    search = _Search(exact.value, sorted(ids[c] for c in exact.selected))
+    search = SearchStub(exact.value, sorted(ids[c] for c in exact.selected))
     lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
     race = _Race(HighsStop(), threading.Thread(), model=build_milp(compiled, budget, plain=True))
     kept = _fix_by_lp(compiled, budget, race, lp, search, None, None)
@@ -175,7 +162,7 @@ def test_a_store_that_leaves_nothing_open_is_proven_and_stops_both_engines():
 
     compiled = compile_package(small_package())  # at B = 3 the LP is integral: {a, c}, worth 3
     ids = {cid: i for i, cid in enumerate(compiled.candidate_ids)}
-    search = _Search(3.0, [ids["a"], ids["c"]])
+    search = SearchStub(3.0, [ids["a"], ids["c"]])
     lp = root_lp(compiled, build_milp(compiled, 3.0), seconds=5.0)
     race = _Race(HighsStop(), threading.Thread(), model=build_milp(compiled, 3.0, plain=True))
     assert _fix_by_lp(compiled, 3.0, race, lp, search, None, None) == []
@@ -183,7 +170,7 @@ def test_a_store_that_leaves_nothing_open_is_proven_and_stops_both_engines():
     assert race.stop.is_set() and search.stopped == [3.0]
     # A poorer store in hand ({c}, worth 1) leaves candidates open, and proves nothing.
     race = _Race(HighsStop(), threading.Thread(), model=build_milp(compiled, 3.0, plain=True))
-    search = _Search(1.0, [ids["c"]])
+    search = SearchStub(1.0, [ids["c"]])
     lp = root_lp(compiled, build_milp(compiled, 3.0), seconds=5.0)
     kept = _fix_by_lp(compiled, 3.0, race, lp, search, None, None)
     # The LP's neighbourhood of {c} may hold OPT; only a store worth OPT closes every candidate.
