@@ -196,14 +196,11 @@ def _branch_below_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_
     of seed 6 that HiGHS wins: one ended sooner, the other 11 only started HiGHS 8-25 ms later."""
     from .lp_branching import LP_BRANCH_STEPS, prove_at_most
 
-    latest = budget_stop.incumbent_of(budget)
     granularity = float(_core.objective_granularity(compiled.problem))
-    if latest is None or lp.rows is None:
+    held = _search_store(compiled, budget, budget_stop)
+    if held is None or lp.rows is None:
         return
-    store = tuple(sorted(int(u) for u in latest[1]))
-    if _infeasible(compiled, store, budget):
-        return
-    value = float(compiled.objective(list(store)))  # as the result will state it
+    store, value = held
     tol = 1e-9 * max(1.0, abs(value))
     if granularity <= 1e3 * tol or lattice_floor(lp.bound, granularity) - value > (LP_BRANCH_STEPS + 0.5) * granularity:
         return  # off a lattice the LP's bound never meets a store; far under it, the tree is large
@@ -216,6 +213,18 @@ def _branch_below_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_
     budget_stop.stop(budget)
 
 
+def _search_store(compiled: Any, budget: float, budget_stop: Any) -> tuple[tuple[int, ...], float] | None:
+    """The search's best store of ``budget`` so far (sorted package candidate indices) and its
+    worth as the result will state it; None before its first store or if it is not feasible."""
+    latest = budget_stop.incumbent_of(budget)
+    if latest is None:
+        return None
+    store = tuple(sorted(int(u) for u in latest[1]))
+    if _infeasible(compiled, store, budget):
+        return None
+    return store, float(compiled.objective(list(store)))
+
+
 def _fix_by_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: Any,
                heard: Callable[[tuple[int, ...]], None] | None, left: float | None) -> list[int] | None:
     """The candidates a store better than the best in hand may hold, by the root LP's reduced
@@ -226,13 +235,10 @@ def _fix_by_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: 
     from .lp_fixing import best_unproven, few_open, root_duals
     from .rins import best_near
 
-    latest = budget_stop.incumbent_of(budget)
-    if latest is None or lp.rows is None:
+    held = _search_store(compiled, budget, budget_stop)
+    if held is None or lp.rows is None:
         return None
-    best = tuple(sorted(int(u) for u in latest[1]))
-    if _infeasible(compiled, best, budget):
-        return None
-    value = float(compiled.objective(list(best)))
+    best, value = held
     pi = root_duals(lp, FIX_LP_SECONDS)
     if pi is None:
         return None
