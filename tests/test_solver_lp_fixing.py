@@ -20,7 +20,13 @@ from memaudit_fast.model.package import Package
 from memaudit_fast.solve.backends import HighsStop, MilpOutcome
 from memaudit_fast.solve.exact import lp_bound_proves, solve
 from memaudit_fast.solve.handoff import HandoffOutcome
-from memaudit_fast.solve.lp_fixing import best_unproven, few_open, open_candidates, root_duals
+from memaudit_fast.solve.lp_fixing import (
+    best_unproven,
+    few_open,
+    open_candidates,
+    root_duals,
+    worth_to_close,
+)
 from memaudit_fast.solve.milp import build_milp
 from memaudit_fast.solve.root_lp import root_lp
 from oracles.search_stub import SearchStub
@@ -93,6 +99,45 @@ def test_a_store_near_opt_leaves_few_open_and_a_poor_one_leaves_too_many(profile
     best_case = best_unproven(lp.bound, granularity)
     assert exact.value <= best_case < lp.bound
     assert len(open_candidates(lp, pi, best_case, proves_for(compiled))) <= len(near)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=packages(max_candidates=9, max_units=4, extras=False), frac=st.sampled_from([0.2, 0.4, 0.7, 1.0]),
+       share=st.sampled_from([0.0, 0.2, 0.4, 0.6]))
+def test_the_worth_to_close_is_the_least_that_leaves_few_open(data, frac, share):
+    compiled = compile_package(Package.from_dict(data))
+    budget = round(frac * float(compiled.cost.sum()), 2)
+    lp = root_lp(compiled, build_milp(compiled, budget))
+    if lp is None or lp.rows is None:
+        return
+    pi = root_duals(lp, 5.0)
+    assert pi is not None
+    granularity = float(_core.objective_granularity(compiled.problem))
+    n = compiled.num_candidates
+    needed = worth_to_close(lp, pi, granularity, num_candidates=n, share=share)
+
+    def open_at(value: float) -> int:
+        return len(open_candidates(lp, pi, value, proves_for(compiled)))
+
+    if needed == -float("inf"):
+        assert open_at(-1e18) <= share * n
+        return
+    assert open_at(needed) <= share * n
+    # A store worth a little less (a lattice step less, on a lattice) leaves too many open.
+    less = needed - max(granularity, 1e-6 * max(1.0, abs(needed)))
+    assert open_at(less) > share * n
+
+
+def test_the_worth_to_close_on_a_profile_lies_between_a_poor_store_and_opt(profile):
+    compiled, budget = profile
+    exact = solve(compiled, budget=budget, time_limit=60)
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
+    pi = root_duals(lp, 5.0)
+    granularity = float(_core.objective_granularity(compiled.problem))
+    needed = worth_to_close(lp, pi, granularity, num_candidates=compiled.num_candidates)
+    # OPT leaves few open here (above), a store worth half of it does not.
+    assert 0.5 * exact.value < needed <= exact.value
+    assert few_open(lp, pi, needed, proves_for(compiled), num_candidates=compiled.num_candidates) is not None
 
 
 def test_the_best_store_short_of_a_proof_is_a_lattice_step_under_the_bound():

@@ -18,7 +18,7 @@ from memaudit_fast.model.package import Package
 from memaudit_fast.solve.backends import HighsStop, solve_highs
 from memaudit_fast.solve.exact import _held_to_lp_bound, _Race, lp_bound_proves
 from memaudit_fast.solve.milp import build_milp
-from memaudit_fast.solve.rins import neighbourhood, on_lattice, search_lp_neighbourhood
+from memaudit_fast.solve.rins import best_near, neighbourhood, on_lattice, search_lp_neighbourhood
 from memaudit_fast.solve.root_lp import RootLp, root_lp
 from strategies import packages
 
@@ -118,6 +118,30 @@ def test_on_a_dialogue_whose_root_lp_is_opt_the_neighbourhood_holds_a_store_at_i
     assert lp_bound_proves(value, lp.bound, granularity) and stop.budget == budget  # the search was told
     reference = solve_highs(build_milp(compiled, budget), time_limit=60)
     assert reference.status == "optimal" and value == pytest.approx(reference.objective, rel=1e-7)
+
+
+def test_the_best_store_near_the_lp_counts_only_stores_worth_what_is_asked():
+    compiled = compile_package(Package.from_dict(_dialogue(1000, seed=0)))
+    budget = float(round(0.05 * float(compiled.cost.sum())))
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=30.0)
+    assert lp is not None
+    model = build_milp(compiled, budget, plain=True)
+    opt = solve_highs(model, time_limit=60)
+    assert opt.status == "optimal" and opt.objective is not None
+    (early,) = _core.solve(compiled.problem, [budget], node_limit=1)
+    store = [int(u) for u in early.selected]
+    heard: list[float] = []
+
+    def worth(found: tuple[int, ...]) -> None:
+        heard.append(float(compiled.objective(sorted(found))))
+
+    # Nothing anywhere is worth more than OPT: none is heard, and none is returned.
+    assert best_near(model, lp, store, stop=HighsStop(), on_store=worth, seconds=30.0, at_least=opt.objective + 0.01) is None
+    assert heard == []
+    # Asked for the store's own worth, what it hears is worth at least that.
+    found = best_near(model, lp, store, stop=HighsStop(), on_store=worth, seconds=30.0, at_least=early.value)
+    assert found is not None and heard and min(heard) >= early.value - 1e-6
+    assert float(compiled.objective(sorted(found))) == pytest.approx(max(heard), rel=1e-9)
 
 
 def _dialogue(n: int, seed: int) -> dict:

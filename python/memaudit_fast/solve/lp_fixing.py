@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .root_lp import RootLp
+from .root_lp import RootLp, lattice_floor
 
 #: The race moves HiGHS to the open candidates only when they are at most this share of all:
 #: over the race-won cases of seeds 0 and 6 the smaller MILP was faster at 11-40% open (1.2-2.2x
@@ -85,15 +85,39 @@ def few_open(lp: RootLp, pi: np.ndarray, value: float, proves: Callable[[float, 
     return [int(u) for u in kept]
 
 
+def worth_to_close(lp: RootLp, pi: np.ndarray, granularity: float, *, num_candidates: int,
+                   share: float = LP_FIX_SHARE) -> float:
+    """The least worth of a store in hand that leaves at most ``share`` of ``num_candidates``
+    open (:func:`open_candidates`, with the rule of ``race.lp_bound_proves`` on a lattice of
+    step ``granularity``); -inf when no store is needed. A neighbourhood search for a store to
+    fix by looks only for stores worth this much: the others leave too many open, and where
+    none is there HiGHS says so at once (dialogue 1,002 @ 5%: 0.03 s against 0.1 s)."""
+    rows = lp.rows
+    assert rows is not None
+    model = rows.model
+    bound = rows.bound(pi, model.col_lower, rows.col_upper)
+    if not math.isfinite(bound):
+        return math.inf
+    kept = rows.col_upper[: model.num_x] > 0
+    with_j = bound + np.minimum(rows.reduced_costs(pi)[: model.num_x][kept], 0.0) + 1e-9 * max(1.0, abs(bound))
+    allowed = math.floor(share * num_candidates)
+    if with_j.size <= allowed:
+        return -math.inf
+    # Every candidate but the ``allowed`` best must be closed: the next best one decides.
+    decisive = float(np.partition(with_j, with_j.size - allowed - 1)[with_j.size - allowed - 1])
+    tol = 1e-9 * max(1.0, abs(decisive))
+    if math.isfinite(granularity) and granularity > 1e3 * tol:  # as race.lp_bound_proves
+        return lattice_floor(decisive, granularity) - tol
+    return decisive - tol
+
+
 def best_unproven(bound: float, granularity: float) -> float:
     """The largest worth a store can have without meeting ``bound``: on a lattice (step
     ``granularity``) the point a step under the lattice point at or under the bound, else just
     under the bound. Fixing at this worth shows the most that any store in hand can close."""
-    from .root_lp import lattice_floor
-
     if math.isfinite(granularity) and granularity > 1e-6 * max(1.0, abs(bound)):  # as lp_bound_proves
         return lattice_floor(bound, granularity) - granularity
     return bound - 1e-9 * max(1.0, abs(bound))
 
 
-__all__ = ["LP_FIX_SHARE", "best_unproven", "few_open", "open_candidates", "root_duals"]
+__all__ = ["LP_FIX_SHARE", "best_unproven", "few_open", "open_candidates", "root_duals", "worth_to_close"]

@@ -232,7 +232,7 @@ def _fix_by_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: 
     store in hand (the search's best, or a better one from the LP's neighbourhood,
     :func:`.rins.best_near`) is kept in ``race.held``: OPT is its worth or HiGHS's optimum
     over the open candidates. None: HiGHS takes the whole MILP."""
-    from .lp_fixing import best_unproven, few_open, root_duals
+    from .lp_fixing import best_unproven, few_open, root_duals, worth_to_close
     from .rins import best_near
 
     held = _search_store(compiled, budget, budget_stop)
@@ -247,10 +247,11 @@ def _fix_by_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: 
     def proves(worth: float, bound: float) -> bool:
         return lp_bound_proves(worth, bound, granularity)
 
-    # Even the best store short of a proof would leave too many open (the LP is degenerate
-    # there: dialogue 3,000 @ 10%, seed 6, leaves 77% open at OPT): no neighbourhood search.
-    if few_open(lp, pi, max(value, best_unproven(lp.bound, granularity)), proves,
-                num_candidates=compiled.num_candidates) is None:
+    # The least worth that leaves few enough open. Where even the best store short of a proof
+    # would not (the LP is degenerate there: dialogue 3,000 @ 10%, seed 6, leaves 77% open at
+    # OPT), no neighbourhood search; else it looks only for stores worth that much.
+    needed = worth_to_close(lp, pi, granularity, num_candidates=compiled.num_candidates)
+    if needed > max(value, best_unproven(lp.bound, granularity)):
         return None
     # The neighbourhood's HiGHS ends as soon as a store of its leaves few enough open.
     enough = HighsStop(parent=race.stop)
@@ -268,7 +269,9 @@ def _fix_by_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: 
                 enough.set()
 
     seconds = RINS_SECONDS * size_factor(compiled.num_candidates)
-    best_near(race.model, lp, best, stop=enough, on_store=found, seconds=seconds if left is None else min(seconds, left))
+    # Short of that worth, only stores worth as much are looked for.
+    best_near(race.model, lp, best, stop=enough, on_store=found, seconds=seconds if left is None else min(seconds, left),
+              at_least=needed if value < needed else None)
     if race.lp_proof is not None or race.stop.is_set():
         return None
     kept = few_open(lp, pi, value, proves, num_candidates=compiled.num_candidates)
