@@ -58,6 +58,12 @@ RACE_SWITCH_GRACE = 0.02
 RACE_MOVE_LATEST = 0.5
 
 
+#: The neighbourhood search before fixing ends once its store leaves at most this share of
+#: the candidates open; a store that only just leaves few enough (LP_FIX_SHARE) is worth
+#: improving on: HiGHS on 33% of a dialogue of 3,000 @ 5% took 0.75 s, on 19% 0.47 s.
+FIX_ENOUGH_SHARE = 0.2
+
+
 @dataclass
 class _Race:
     """HiGHS in a thread of its own (the machine's other core does the work), racing the
@@ -253,7 +259,7 @@ def _fix_by_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: 
     needed = worth_to_close(lp, pi, granularity, num_candidates=compiled.num_candidates)
     if needed > max(value, best_unproven(lp.bound, granularity)):
         return None
-    # The neighbourhood's HiGHS ends as soon as a store of its leaves few enough open.
+    # The neighbourhood's HiGHS ends as soon as a store of its leaves few open.
     enough = HighsStop(parent=race.stop)
 
     def found(store: tuple[int, ...]) -> None:
@@ -265,7 +271,8 @@ def _fix_by_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: 
         worth = float(compiled.objective(sorted(store)))
         if worth > value:
             best, value = tuple(sorted(store)), worth
-            if few_open(lp, pi, value, proves, num_candidates=compiled.num_candidates) is not None:
+            if few_open(lp, pi, value, proves, num_candidates=compiled.num_candidates,
+                        share=FIX_ENOUGH_SHARE) is not None:
                 enough.set()
 
     seconds = RINS_SECONDS * size_factor(compiled.num_candidates)
