@@ -105,10 +105,12 @@ def worth_to_close(lp: RootLp, pi: np.ndarray, granularity: float, *, num_candid
         return -math.inf
     # Every candidate but the ``allowed`` best must be closed: the next best one decides.
     decisive = float(np.partition(with_j, with_j.size - allowed - 1)[with_j.size - allowed - 1])
+    # race.lp_bound_proves closes j for a worth v when (the lattice point under) its bound is at
+    # most v + 1e-9 max(1, |v|): half of that room is left for rounding.
     tol = 1e-9 * max(1.0, abs(decisive))
-    if math.isfinite(granularity) and granularity > 1e3 * tol:  # as race.lp_bound_proves
-        return lattice_floor(decisive, granularity) - tol
-    return decisive - tol
+    if math.isfinite(granularity) and granularity > 1e3 * tol:
+        return lattice_floor(decisive, granularity)
+    return decisive - 0.5 * tol
 
 
 def best_unproven(bound: float, granularity: float) -> float:
