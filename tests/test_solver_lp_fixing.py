@@ -221,3 +221,40 @@ def test_a_store_that_leaves_nothing_open_is_proven_and_stops_both_engines():
     # The LP's neighbourhood of {c} may hold OPT; only a store worth OPT closes every candidate.
     held = race.held[1] if race.held is not None else 1.0
     assert (kept == []) == (held == 3.0) == (race.lp_proof is not None)
+
+
+@pytest.mark.parametrize("margin", [-0.01, 0.01])
+def test_the_neighbourhood_search_asks_for_enough_worth_and_ends_once_few_are_open(profile, monkeypatch, margin):
+    from memaudit_fast.solve import race as race_module
+    from memaudit_fast.solve import rins
+
+    compiled, budget = profile
+    exact = solve(compiled, budget=budget, time_limit=60)
+    ids = {cid: i for i, cid in enumerate(compiled.candidate_ids)}
+    opt_store = tuple(sorted(ids[c] for c in exact.selected))
+    (early,) = _core.solve(compiled.problem, [budget], node_limit=1)
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
+    pi = root_duals(lp, 5.0)
+    granularity = float(_core.objective_granularity(compiled.problem))
+    needed = worth_to_close(lp, pi, granularity, num_candidates=compiled.num_candidates)
+    assert early.value < needed  # the root's store leaves too many open: a better one is looked for
+    share_at_opt = len(open_candidates(lp, pi, exact.value, proves_for(compiled))) / compiled.num_candidates
+    # The search ends once its store leaves at most FIX_ENOUGH_SHARE open: OPT's store ends it
+    # only when that share is at least OPT's.
+    monkeypatch.setattr(race_module, "FIX_ENOUGH_SHARE", share_at_opt + margin)
+    asked: dict = {}
+
+    def stand_in(model, lp_, store, *, stop, on_store=None, seconds=0.1, at_least=None):
+        asked["at_least"] = at_least
+        on_store(opt_store)
+        asked["ended"] = stop.is_set()
+        return opt_store
+
+    monkeypatch.setattr(rins, "best_near", stand_in)
+    search = SearchStub(early.value, [int(u) for u in early.selected])
+    race = race_module._Race(HighsStop(), threading.Thread(), model=build_milp(compiled, budget, plain=True))
+    kept = race_module._fix_by_lp(compiled, budget, race, lp, search, None, None)
+    assert asked["at_least"] == pytest.approx(needed, abs=1e-9)
+    assert asked["ended"] == (margin > 0)
+    assert race.held is not None and race.held[1] == pytest.approx(exact.value, abs=1e-9)
+    assert kept is not None and len(kept) == round(share_at_opt * compiled.num_candidates)
