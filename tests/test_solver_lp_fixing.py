@@ -54,16 +54,26 @@ def proves_for(compiled):
     return lambda value, bound: lp_bound_proves(value, bound, granularity)
 
 
-@settings(max_examples=150, deadline=None)
-@given(data=packages(max_candidates=9, max_units=4, extras=False), frac=st.sampled_from([0.2, 0.4, 0.7, 1.0]))
-def test_opt_is_the_value_in_hand_or_the_optimum_over_the_open_candidates(data, frac):
+def lp_and_duals(data: dict, frac: float):
+    """A random package's compiled form, budget, root LP and its duals; None where the LP has no
+    rows to fix by (nothing to check)."""
     compiled = compile_package(Package.from_dict(data))
     budget = round(frac * float(compiled.cost.sum()), 2)
     lp = root_lp(compiled, build_milp(compiled, budget))
     if lp is None or lp.rows is None:
-        return
+        return None
     pi = root_duals(lp, 5.0)
     assert pi is not None
+    return compiled, budget, lp, pi
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=packages(max_candidates=9, max_units=4, extras=False), frac=st.sampled_from([0.2, 0.4, 0.7, 1.0]))
+def test_opt_is_the_value_in_hand_or_the_optimum_over_the_open_candidates(data, frac):
+    made = lp_and_duals(data, frac)
+    if made is None:
+        return
+    compiled, budget, lp, pi = made
     stores = all_stores(compiled, budget)
     opt = max(worth for _, worth in stores)
     for value in sorted({worth for _, worth in stores}):
@@ -105,13 +115,10 @@ def test_a_store_near_opt_leaves_few_open_and_a_poor_one_leaves_too_many(profile
 @given(data=packages(max_candidates=9, max_units=4, extras=False), frac=st.sampled_from([0.2, 0.4, 0.7, 1.0]),
        share=st.sampled_from([0.0, 0.2, 0.4, 0.6]))
 def test_the_worth_to_close_is_the_least_that_leaves_few_open(data, frac, share):
-    compiled = compile_package(Package.from_dict(data))
-    budget = round(frac * float(compiled.cost.sum()), 2)
-    lp = root_lp(compiled, build_milp(compiled, budget))
-    if lp is None or lp.rows is None:
+    made = lp_and_duals(data, frac)
+    if made is None:
         return
-    pi = root_duals(lp, 5.0)
-    assert pi is not None
+    compiled, _, lp, pi = made
     granularity = float(_core.objective_granularity(compiled.problem))
     n = compiled.num_candidates
     needed = worth_to_close(lp, pi, granularity, num_candidates=n, share=share)
