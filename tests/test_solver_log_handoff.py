@@ -579,6 +579,79 @@ def test_a_race_that_replaces_a_proven_one_keeps_its_proof() -> None:
     assert second.outcome is proof
 
 
+def test_a_race_on_the_candidates_fixing_left_moves_to_those_the_root_leaves_too() -> None:
+    import time
+
+    from memaudit_fast.solve import exact
+
+    started: list[Any] = []
+    release = threading.Event()
+    fixed = frozenset(range(50))
+    ran = [0.0]  # seconds HiGHS has run on the fixed candidates when the root is done
+
+    def start(budget: float, line: Any, after: float, previous: Any = None) -> Any:
+        race = exact._Race(exact.HighsStop(), threading.Thread(target=release.wait), reduced=True,
+                           runs_at=time.monotonic() - ran[0])
+        if previous is None:  # the first race: as fixing leaves it
+            race.fixed_open, race.held = fixed, ((1,), 5.0)
+        else:
+            assert previous.stop.is_set()
+        race.thread.start()
+        started.append(previous)
+        return race
+
+    def run(open_candidates: tuple[int, ...]) -> int:
+        started.clear()
+        races: dict[float, Any] = {}
+        watch, _, _ = exact._handoff_watch(None, 1.0, 0.05, races, start, 100)
+        for line in (_Line(0.05), _Line(0.2, True, open_candidates), _Line(0.3, True, open_candidates)):
+            watch(line)
+        return len(started) - 1  # moves
+
+    try:
+        share = exact.RACE_NARROW_SHARE
+        inside = tuple(range(int(share * len(fixed))))  # open under both: few enough
+        assert run(inside + tuple(range(100, 160))) == 1  # the root's others are closed by fixing
+        assert run(tuple(range(int(share * len(fixed)) + 1))) == 0  # too many open under both
+        ran[0] = exact.RACE_SWITCH_GRACE + 0.05
+        assert run(inside) == 0  # HiGHS has run too long on them already
+    finally:
+        release.set()
+
+
+def test_a_race_replacing_one_on_fixed_candidates_takes_those_open_under_both_and_the_held_store(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memaudit_fast.model.compiled import compile_package
+    from memaudit_fast.solve import exact, handoff
+
+    data = generate_package("base", seed=0)
+    c = compile_package(data)
+    budget = float(data["budgets"][-1])
+    best = solve(c, budget, finish=None)
+    held_store = tuple(sorted(c.candidate_ids.index(u) for u in best.selected))
+    given: list[list[int]] = []
+    real = handoff.finish_with_highs
+
+    def recording(compiled: Any, b: float, candidates: Any, *args: Any, **kw: Any) -> Any:
+        given.append(sorted(int(u) for u in candidates))
+        return real(compiled, b, candidates, *args, **kw)
+
+    monkeypatch.setattr(handoff, "finish_with_highs", recording)
+    first = exact._Race(exact.HighsStop(), threading.Thread(), reduced=True, lp_bound=best.value + 1.0)
+    first.fixed_open, first.held = frozenset(range(0, c.num_candidates, 2)), (held_store, best.value)
+    first.stop.set()
+    first.thread.start()
+    line = _Line(0.06, True, tuple(range(c.num_candidates // 2)))
+    line.budget = budget
+    second = exact._start_race(c, budget, line, None, 0.0, _core.BudgetStop(), first)
+    second.thread.join()
+    assert given == [[u for u in range(c.num_candidates // 2) if u % 2 == 0]]
+    # OPT is the held store's worth or HiGHS's optimum over those: the held store (OPT) stays.
+    assert isinstance(second.outcome, handoff.HandoffOutcome) and second.outcome.proven
+    assert float(c.objective(sorted(second.outcome.store))) == pytest.approx(best.value, abs=1e-9)
+
+
 def test_a_sweep_keeps_every_proof_of_a_race_that_moved() -> None:
     # Entity timeline 1,000, budgets 300 and 700: at 700 the race on the whole MILP met the
     # root LP's bound and stopped the search just after the race had moved to the open

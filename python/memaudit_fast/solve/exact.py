@@ -50,6 +50,7 @@ from .race import (  # noqa: F401 - the race's names, as the tests and earlier c
     RACE_FIRST,
     RACE_LOGGED,
     RACE_MOVE_LATEST,
+    RACE_NARROW_SHARE,
     RACE_PREPARE,
     RACE_QUIET,
     RACE_RESTART_SHARE,
