@@ -94,7 +94,11 @@ DEFAULT_FINISH = "auto"
 #: machine's other core, so that a search about to finish loses nothing to it. Over the
 #: bench's 70 large-budget cases 0.02 s took the slowest from 1.42x HiGHS's time alone to
 #: 1.08-1.11x (two runs; MEMAUDIT-Small x25 @ 20%), the median unchanged, against 0.05 s.
-DEFAULT_HANDOFF_AFTER = 0.02
+#: 0.01 s (the race's root LP then starts at the first progress line, RACE_FIRST) took the
+#: root LP's proofs of 1,000 candidates from 22 ms to 12-14 ms and the 110 cases' median from
+#: 7.01x to 7.22x; 0.005 s also starts HiGHS on searches about to end in 5-10 ms and slowed
+#: them (tie-heavy profile 1,000 @ 5%: 5.8 ms -> 10 ms; 6.3 ms at 0.01 s).
+DEFAULT_HANDOFF_AFTER = 0.01
 
 
 
