@@ -586,14 +586,14 @@ def test_a_race_on_the_candidates_fixing_left_moves_to_those_the_root_leaves_too
 
     started: list[Any] = []
     release = threading.Event()
-    fixed = frozenset(range(50))
+    fixed_sets = [frozenset(range(50))]
     ran = [0.0]  # seconds HiGHS has run on the fixed candidates when the root is done
 
     def start(budget: float, line: Any, after: float, previous: Any = None) -> Any:
         race = exact._Race(exact.HighsStop(), threading.Thread(target=release.wait), reduced=True,
                            runs_at=time.monotonic() - ran[0])
         if previous is None:  # the first race: as fixing leaves it
-            race.fixed_open, race.held = fixed, ((1,), 5.0)
+            race.fixed_open, race.held = fixed_sets[0], ((1,), 5.0)
         else:
             assert previous.stop.is_set()
         race.thread.start()
@@ -610,9 +610,12 @@ def test_a_race_on_the_candidates_fixing_left_moves_to_those_the_root_leaves_too
 
     try:
         share = exact.RACE_NARROW_SHARE
-        inside = tuple(range(int(share * len(fixed))))  # open under both: few enough
+        inside = tuple(range(int(share * 50)))  # open under both: few enough
         assert run(inside + tuple(range(100, 160))) == 1  # the root's others are closed by fixing
-        assert run(tuple(range(int(share * len(fixed)) + 1))) == 0  # too many open under both
+        assert run(tuple(range(int(share * 50) + 1))) == 0  # too many open under both
+        fixed_sets[0] = frozenset()
+        assert run(inside) == 0  # fixing left nothing open: the race proved, nothing to move
+        fixed_sets[0] = frozenset(range(50))
         ran[0] = exact.RACE_SWITCH_GRACE + 0.05
         assert run(inside) == 0  # HiGHS has run too long on them already
     finally:

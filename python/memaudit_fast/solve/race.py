@@ -379,7 +379,7 @@ def _handoff_watch(
                 race.stop.set()
                 races[budget] = start_race(budget, line, max(0.0, handoff_after - float(line.seconds)), race)
                 return False
-        if line.root_done and race.fixed_open is not None and race.thread.is_alive() \
+        if line.root_done and race.fixed_open and race.thread.is_alive() \
                 and race.begun_for() <= RACE_SWITCH_GRACE:
             # HiGHS has hardly begun on the candidates fixing left open, and the root's own
             # fixing closes a good share of them too (HiGHS's bound there is one over those
