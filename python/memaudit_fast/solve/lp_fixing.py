@@ -56,23 +56,29 @@ def root_duals(lp: RootLp, seconds: float) -> np.ndarray | None:
     return pi
 
 
+def _bounds_with(lp: RootLp, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The package candidates the exact reductions kept, and for each the bound on a store that
+    holds it, ``U(pi) + min(0, d_j)`` (+inf for all when the bound is not finite)."""
+    rows = lp.rows
+    assert rows is not None
+    model = rows.model
+    kept = rows.col_upper[: model.num_x] > 0
+    candidates = np.asarray(model.candidates, dtype=np.int64)[kept]
+    bound = rows.bound(pi, model.col_lower, rows.col_upper)
+    if not math.isfinite(bound):
+        return candidates, np.full(candidates.size, math.inf)
+    d = rows.reduced_costs(pi)[: model.num_x][kept]
+    # Room for the rounding of d_j (a sum over a column's entries, far below this).
+    return candidates, bound + np.minimum(d, 0.0) + 1e-9 * max(1.0, abs(bound))
+
+
 def open_candidates(lp: RootLp, pi: np.ndarray, value: float, proves: Callable[[float, float], bool]) -> np.ndarray:
     """Package candidates that a store worth more than ``value`` may hold, by the bound at duals
     ``pi`` (see the module docstring); ``proves(value, bound)`` says whether stores of proven
     ``bound`` cannot beat ``value``. Candidates the exact reductions dropped are not open."""
-    rows = lp.rows
-    assert rows is not None
-    model = rows.model
-    bound = rows.bound(pi, model.col_lower, rows.col_upper)
-    if not math.isfinite(bound):
-        return np.asarray(model.candidates, dtype=np.int64)[rows.col_upper[: model.num_x] > 0]
-    d = rows.reduced_costs(pi)[: model.num_x]
-    # Room for the rounding of d_j (a sum over a column's entries, far below this).
-    slack = 1e-9 * max(1.0, abs(bound))
-    kept = rows.col_upper[: model.num_x] > 0
-    with_j = bound + np.minimum(d, 0.0) + slack
-    closed = np.array([proves(value, float(b)) for b in with_j])
-    return np.asarray(model.candidates, dtype=np.int64)[kept & ~closed]
+    candidates, with_j = _bounds_with(lp, pi)
+    closed = np.array([math.isfinite(b) and proves(value, float(b)) for b in with_j], dtype=bool)
+    return candidates[~closed]
 
 
 def few_open(lp: RootLp, pi: np.ndarray, value: float, proves: Callable[[float, float], bool], *,
@@ -92,19 +98,14 @@ def worth_to_close(lp: RootLp, pi: np.ndarray, granularity: float, *, num_candid
     step ``granularity``); -inf when no store is needed. A neighbourhood search for a store to
     fix by looks only for stores worth this much: the others leave too many open, and where
     none is there HiGHS says so at once (dialogue 1,002 @ 5%: 0.03 s against 0.1 s)."""
-    rows = lp.rows
-    assert rows is not None
-    model = rows.model
-    bound = rows.bound(pi, model.col_lower, rows.col_upper)
-    if not math.isfinite(bound):
-        return math.inf
-    kept = rows.col_upper[: model.num_x] > 0
-    with_j = bound + np.minimum(rows.reduced_costs(pi)[: model.num_x][kept], 0.0) + 1e-9 * max(1.0, abs(bound))
+    _, with_j = _bounds_with(lp, pi)
     allowed = math.floor(share * num_candidates)
     if with_j.size <= allowed:
         return -math.inf
     # Every candidate but the ``allowed`` best must be closed: the next best one decides.
     decisive = float(np.partition(with_j, with_j.size - allowed - 1)[with_j.size - allowed - 1])
+    if not math.isfinite(decisive):
+        return math.inf  # no finite bound: no store closes enough
     # race.lp_bound_proves closes j for a worth v when (the lattice point under) its bound is at
     # most v + 1e-9 max(1, |v|): half of that room is left for rounding.
     tol = 1e-9 * max(1.0, abs(decisive))
