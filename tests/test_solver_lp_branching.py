@@ -72,10 +72,9 @@ def test_the_tree_never_proves_a_value_below_opt(data, frac, pick):
 @pytest.fixture(scope="module")
 def long_dialogue():
     from oracles.dialogue import dialogue_package
+    from oracles.packages import compiled_at_fraction
 
-    compiled = compile_package(Package.from_dict(dialogue_package(3000, seed=6)))
-    budget = float(round(0.2 * float(compiled.cost.sum())))
-    return compiled, budget
+    return compiled_at_fraction(dialogue_package(3000, seed=6), 0.2)
 
 
 def test_a_root_one_step_above_opt_is_closed_by_a_few_nodes(long_dialogue):

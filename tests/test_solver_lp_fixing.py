@@ -86,11 +86,10 @@ def test_opt_is_the_value_in_hand_or_the_optimum_over_the_open_candidates(data, 
 
 @pytest.fixture(scope="module")
 def profile():
+    from oracles.packages import compiled_at_fraction
     from oracles.profile import profile_package
 
-    compiled = compile_package(Package.from_dict(profile_package(1000, seed=0)))
-    budget = float(round(0.05 * float(compiled.cost.sum())))
-    return compiled, budget
+    return compiled_at_fraction(profile_package(1000, seed=0), 0.05)
 
 
 def test_a_store_near_opt_leaves_few_open_and_a_poor_one_leaves_too_many(profile):

@@ -241,3 +241,12 @@ def cap1_package(package_id: str, weights: list[float], candidates: list[dict]) 
         "format": "memaudit.package/1", "package_id": package_id, "budgets": [1.0], "objective": {"saturation": "cap1"},
         "units": [{"unit_id": f"r{r}", "weight": w} for r, w in enumerate(weights)], "candidates": candidates,
     }
+
+
+def compiled_at_fraction(data: dict, fraction: float):
+    """A package dict compiled, with the budget ``fraction`` of its total candidate cost
+    (rounded to a whole number, as the large-budget bench does)."""
+    from memaudit_fast.model.compiled import compile_package
+
+    compiled = compile_package(Package.from_dict(data))
+    return compiled, float(round(fraction * float(compiled.cost.sum())))
