@@ -92,8 +92,9 @@ def test_a_known_cut_closes_a_known_gap() -> None:
         saturation_of=np.zeros(1, dtype=np.int32), kinds=kinds, zs=zs, hs=hs,
     )
     _, cuts = _core.separate_coverage_cuts(inst.problem(), [0.5, 1.0])
-    # Both families find it: rounding lifted by h's group, and h's reach bounded outside.
-    assert len(cuts) == 2
+    # All three families find it: rounding lifted by h's group, h's reach bounded outside, and
+    # the envelope over the two groups.
+    assert len(cuts) == 3
     for unit, intercept, candidates, coefficients in cuts:
         assert unit == 0 and intercept == 0.5 and dict(zip(candidates, coefficients)) == {0: 0.5}
 
@@ -113,7 +114,9 @@ def test_bounding_what_other_groups_add_closes_a_gap_rounding_leaves() -> None:
     _, cuts = _core.separate_coverage_cuts(inst.problem(), x)
     at_x = sorted((intercept + sum(a * x[u] for u, a in zip(c, coef)), intercept, dict(zip(c, coef)))
                   for _, intercept, c, coef in cuts)
-    assert len(at_x) == 2 and at_x[1][0] == pytest.approx(0.88)
+    # Rounding, and the envelope of f1's and s1's groups with the others at their coverage,
+    # both stop at 0.88.
+    assert len(at_x) == 3 and at_x[1][0] == pytest.approx(0.88) and at_x[2][0] == pytest.approx(0.88)
     assert at_x[0][0] == pytest.approx(0.76) and at_x[0][1] == pytest.approx(0.6)
     assert at_x[0][2] == pytest.approx({0: 0.4, 1: 0.4})
 
@@ -139,6 +142,36 @@ def test_bounding_what_single_candidates_add_closes_a_gap_whole_groups_leave() -
     assert at_x[0][1] == pytest.approx(0.8) and at_x[0][2] == pytest.approx({0: 0.2, 1: 0.2})
     for store in stores(inst, kept):  # and it holds for every store
         assert min(1.0, coverage(inst, store, 0)) <= 0.8 + sum(at_x[0][2].get(u, 0.0) for u in store) + TOL
+
+
+def test_the_envelope_over_two_groups_closes_a_gap_the_other_families_leave() -> None:
+    # One unit covered by two groups: a fact covers it fully and a cheaper summary at 0.75
+    # (group 0), the next experience's update at 0.5 (group 1). At x = (0, 0.8, 0.6) the LP has
+    # y = 0.9; a store reaches min(1, t_i + t_j), and the envelope of that over the two groups
+    # is y <= 0.25 + 0.75 x_fact + 0.5 x_summary + 0.25 x_update = 0.8 there (the form of the
+    # cuts HiGHS's root finds on MEMAUDIT-Small). Rounding and reach do not cut x.
+    kinds, zs, hs = saturation_table()
+    inst = Instance(
+        cost=np.array([2.0, 1.0, 1.0]), group_of=np.array([0, 0, 1], dtype=np.int32), num_groups=2,
+        weight=np.array([1.0]), indptr=np.arange(4, dtype=np.int64),
+        indices=np.zeros(3, dtype=np.int32), values=np.array([1.0, 0.75, 0.5]),
+        saturation_of=np.zeros(1, dtype=np.int32), kinds=kinds, zs=zs, hs=hs,
+    )
+    x = [0.0, 0.8, 0.6]
+    kept, cuts = _core.separate_coverage_cuts(inst.problem(), x)
+    assert sorted(kept) == [0, 1, 2] and len(cuts) == 1
+    _, intercept, candidates, coefficients = cuts[0]
+    coef = dict(zip(candidates, coefficients))
+    assert intercept == pytest.approx(0.25)
+    assert coef == pytest.approx({0: 0.75, 1: 0.5, 2: 0.25})
+    assert intercept + sum(a * x[u] for u, a in coef.items()) == pytest.approx(0.8)
+    # A facet: it holds for every store, and four of the six stores meet it.
+    tight = 0
+    for store in stores(inst, kept):
+        value, right = min(1.0, coverage(inst, store, 0)), intercept + sum(coef.get(u, 0.0) for u in store)
+        assert value <= right + TOL
+        tight += value == pytest.approx(right)
+    assert tight == 4
 
 
 def test_a_member_of_the_lifted_group_that_does_not_cover_the_unit_counts_against_it() -> None:

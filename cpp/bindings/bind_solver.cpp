@@ -160,7 +160,7 @@ void register_solver(py::module_& m) {
         py::arg("problem"), "Every coverage cut of the family (cuts.hpp) at the breakpoints of each cap1 unit.");
     m.def(
         "separate_coverage_cuts",
-        [](const Problem& problem, const std::vector<double>& x) {
+        [](const Problem& problem, const std::vector<double>& x, bool pairs) {
             const ReducedProblem reduced = reduce(problem);
             if (x.size() != static_cast<std::size_t>(problem.num_candidates))
                 throw std::invalid_argument("x needs one value per candidate");
@@ -169,9 +169,10 @@ void register_solver(py::module_& m) {
             py::list out;
             CoverageCut cut;
             for (std::int32_t r = 0; r < reduced.num_units; ++r)
-                for (int family = 0; family < 2; ++family) {
-                    const bool separated = family == 0 ? separate_coverage_cut(reduced, r, xr, 1e-9, &cut)
-                                                       : separate_reach_cut(reduced, r, xr, 1e-9, &cut, true);
+                for (int family = 0; family < (pairs ? 3 : 2); ++family) {
+                    const bool separated = family == 0   ? separate_coverage_cut(reduced, r, xr, 1e-9, &cut)
+                                           : family == 1 ? separate_reach_cut(reduced, r, xr, 1e-9, &cut, true)
+                                                         : separate_pair_cut(reduced, r, xr, 1e-9, &cut);
                     if (!separated) continue;
                     std::vector<std::int32_t> candidates;
                     for (auto v : cut.candidates) candidates.push_back(reduced.original[v]);
@@ -179,7 +180,9 @@ void register_solver(py::module_& m) {
                 }
             return py::make_tuple(reduced.original, out);
         },
-        py::arg("problem"), py::arg("x"), "The most violated cut of each family (cuts.hpp; the second over single candidates too) of each unit at a fractional x.");
+        py::arg("problem"), py::arg("x"), py::arg("pairs") = true,
+        "The most violated cut of each family (cuts.hpp; the second over single candidates too; the third, over two "
+        "groups, unless pairs is False) of each unit at a fractional x.");
 
     m.def(
         "objective_granularity", [](const Problem& problem) { return objective_granularity(reduce(problem)); },

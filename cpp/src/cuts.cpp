@@ -1,5 +1,5 @@
-// Coverage cuts of one cap1 unit (cuts.hpp has both families and their proofs): building a
-// cut of the rounding family, and separating the most violated cut of each family at a
+// Coverage cuts of one cap1 unit (cuts.hpp has the three families and their proofs): building
+// a cut of the rounding family, and separating the most violated cut of each family at a
 // fractional point.
 #include "memaudit/cuts.hpp"
 
@@ -357,6 +357,162 @@ bool separate_reach_cut(const ReducedProblem& p, std::int32_t unit, const std::v
             if (e.t <= best_levels[i]) continue; // outside: counted in M
             cut->candidates.push_back(e.candidate);
             cut->coefficients.push_back(std::min(e.t, room));
+        }
+    }
+    return true;
+}
+
+namespace {
+
+// One covering member of a group for the third family.
+struct PairEntry {
+    std::int32_t candidate;
+    double t, x;
+};
+
+// The envelope of min(kappa, t_i + t_j) over groups a and b at the masses x (see cuts.hpp):
+// its value, and the potentials of none (u0, v0) and of every member (by entry). False when
+// the staircase's potentials are not dual feasible (rounding), so that no cut is made.
+bool pair_envelope(const std::vector<PairEntry>& a, const std::vector<PairEntry>& b, double kappa, double* value,
+                   double* u0, double* v0, std::vector<double>* ua, std::vector<double>* vb) {
+    // Rows: none, then A by coverage ascending; columns: B by coverage descending, then none.
+    std::vector<std::size_t> rows(a.size()), cols(b.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+    for (std::size_t j = 0; j < cols.size(); ++j) cols[j] = j;
+    std::sort(rows.begin(), rows.end(), [&](std::size_t i, std::size_t k) { return a[i].t < a[k].t; });
+    std::sort(cols.begin(), cols.end(), [&](std::size_t j, std::size_t k) { return b[j].t > b[k].t; });
+    const std::size_t m = a.size() + 1, n = b.size() + 1;
+    std::vector<double> rt(m, 0.0), rmass(m, 0.0), ct(n, 0.0), cmass(n, 0.0);
+    double sa = 0.0, sb = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        rt[i + 1] = a[rows[i]].t;
+        rmass[i + 1] = a[rows[i]].x;
+        sa += a[rows[i]].x;
+    }
+    for (std::size_t j = 0; j < b.size(); ++j) {
+        ct[j] = b[cols[j]].t;
+        cmass[j] = b[cols[j]].x;
+        sb += b[cols[j]].x;
+    }
+    // A group row the LP meets within its tolerance may sum a hair over 1: scaled back.
+    if (sa > 1.0)
+        for (std::size_t i = 1; i < m; ++i) rmass[i] /= sa;
+    if (sb > 1.0)
+        for (std::size_t j = 0; j + 1 < n; ++j) cmass[j] /= sb;
+    rmass[0] = std::max(0.0, 1.0 - std::min(1.0, sa));
+    cmass[n - 1] = std::max(0.0, 1.0 - std::min(1.0, sb));
+    auto f = [&](std::size_t i, std::size_t j) { return std::min(kappa, rt[i] + ct[j]); };
+    // North-west corner: the staircase from (0, 0) to (m-1, n-1), moving down when the row's
+    // mass is used up first (both at once: down, and the next cell carries none).
+    std::vector<double> u(m, 0.0), v(n, 0.0);
+    std::size_t i = 0, j = 0;
+    double total = 0.0;
+    v[0] = f(0, 0);
+    while (true) {
+        const double moved = std::min(rmass[i], cmass[j]);
+        total += moved * f(i, j);
+        rmass[i] -= moved;
+        cmass[j] -= moved;
+        if (i + 1 == m && j + 1 == n) break;
+        if ((rmass[i] <= cmass[j] && i + 1 < m) || j + 1 == n) {
+            ++i;
+            u[i] = f(i, j) - v[j];
+        } else {
+            ++j;
+            v[j] = f(i, j) - u[i];
+        }
+    }
+    const double slack = 1e-12 * kappa;
+    for (std::size_t r = 0; r < m; ++r)
+        for (std::size_t c = 0; c < n; ++c)
+            if (u[r] + v[c] < f(r, c) - slack) return false;
+    *value = total;
+    *u0 = u[0];
+    *v0 = v[n - 1];
+    ua->assign(a.size(), 0.0);
+    vb->assign(b.size(), 0.0);
+    for (std::size_t r = 0; r < a.size(); ++r) (*ua)[rows[r]] = u[r + 1];
+    for (std::size_t c = 0; c < b.size(); ++c) (*vb)[cols[c]] = v[c];
+    return true;
+}
+
+// Pairs of groups tried per unit at most (the groups the LP uses most on it).
+constexpr std::size_t kMaxPairGroups = 6;
+
+} // namespace
+
+bool separate_pair_cut(const ReducedProblem& p, std::int32_t unit, const std::vector<double>& x,
+                       double min_violation, CoverageCut* cut) {
+    if (!coverage_cut_unit(p, unit)) return false;
+    const double kappa = p.cap[unit];
+    struct Group {
+        std::int32_t id;
+        double used = 0.0; // sum of t x
+        std::vector<PairEntry> entries;
+    };
+    std::vector<Group> groups;
+    {
+        std::vector<std::pair<std::int32_t, std::int32_t>> by_group; // (group, candidate)
+        for (auto c = p.unit_ptr[unit]; c < p.unit_ptr[unit + 1]; ++c)
+            by_group.emplace_back(p.group_of[p.unit_candidates[c]], p.unit_candidates[c]);
+        std::sort(by_group.begin(), by_group.end());
+        for (const auto& [g, v] : by_group) {
+            const double t = entry(p, v, unit);
+            if (!(t > 0.0)) continue;
+            if (groups.empty() || groups.back().id != g) groups.push_back(Group{g, 0.0, {}});
+            const double xv = std::min(1.0, std::max(0.0, x[static_cast<std::size_t>(v)]));
+            groups.back().entries.push_back(PairEntry{v, t, xv});
+            groups.back().used += t * xv;
+        }
+    }
+    if (groups.size() < 2) return false;
+    double covered = 0.0;
+    for (const auto& g : groups) covered += g.used;
+    const double y = std::min(kappa, covered);
+    // The groups the LP uses most; a pair of them exact, the others at their coverage.
+    std::vector<std::size_t> order;
+    for (std::size_t k = 0; k < groups.size(); ++k)
+        if (groups[k].used > 0.0) order.push_back(k);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return groups[a].used > groups[b].used; });
+    if (order.size() > kMaxPairGroups) order.resize(kMaxPairGroups);
+    if (order.size() < 2) return false;
+    double best_violation = min_violation;
+    std::size_t best_a = 0, best_b = 0;
+    double value = 0.0, u0 = 0.0, v0 = 0.0;
+    std::vector<double> ua, vb;
+    for (std::size_t s = 0; s < order.size(); ++s)
+        for (std::size_t t = s + 1; t < order.size(); ++t) {
+            const auto& ga = groups[order[s]];
+            const auto& gb = groups[order[t]];
+            if (!pair_envelope(ga.entries, gb.entries, kappa, &value, &u0, &v0, &ua, &vb)) continue;
+            // The right side at x itself (the envelope's value where both groups' rows hold).
+            double rhs = u0 + v0 + covered - ga.used - gb.used;
+            for (std::size_t e = 0; e < ga.entries.size(); ++e) rhs += (ua[e] - u0) * ga.entries[e].x;
+            for (std::size_t e = 0; e < gb.entries.size(); ++e) rhs += (vb[e] - v0) * gb.entries[e].x;
+            const double violation = y - rhs;
+            if (violation > best_violation) {
+                best_violation = violation;
+                best_a = order[s];
+                best_b = order[t];
+            }
+        }
+    if (best_a == best_b) return false;
+    const auto& ga = groups[best_a];
+    const auto& gb = groups[best_b];
+    if (!pair_envelope(ga.entries, gb.entries, kappa, &value, &u0, &v0, &ua, &vb)) return false;
+    *cut = CoverageCut();
+    cut->unit = unit;
+    cut->group = kPairCutGroup;
+    cut->intercept = u0 + v0;
+    cut->lambda = cut->intercept / kappa;
+    cut->violation = best_violation;
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+        for (std::size_t e = 0; e < groups[k].entries.size(); ++e) {
+            const auto& en = groups[k].entries[e];
+            const double coef = k == best_a ? ua[e] - u0 : k == best_b ? vb[e] - v0 : en.t;
+            if (coef == 0.0) continue;
+            cut->candidates.push_back(en.candidate);
+            cut->coefficients.push_back(coef);
         }
     }
     return true;

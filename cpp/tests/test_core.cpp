@@ -220,9 +220,10 @@ int main() {
         for (auto& v : x) v = 0.25 * quarter(rng);
         CoverageCut cut;
         for (std::int32_t r = 0; r < rp.num_units; ++r)
-            for (int family = 0; family < 3; ++family) {
-                const bool separated = family == 0 ? separate_coverage_cut(rp, r, x, 1e-9, &cut)
-                                                   : separate_reach_cut(rp, r, x, 1e-9, &cut, family == 2);
+            for (int family = 0; family < 4; ++family) {
+                const bool separated = family == 0   ? separate_coverage_cut(rp, r, x, 1e-9, &cut)
+                                       : family == 3 ? separate_pair_cut(rp, r, x, 1e-9, &cut)
+                                                     : separate_reach_cut(rp, r, x, 1e-9, &cut, family == 2);
                 if (!separated) continue;
                 std::vector<double> coef(static_cast<std::size_t>(rp.num_candidates), 0.0);
                 for (std::size_t j = 0; j < cut.candidates.size(); ++j) coef[cut.candidates[j]] = cut.coefficients[j];

@@ -213,5 +213,5 @@ def coverage_cut_family(problem: Problem) -> tuple[list[int], list[_Cut]]:
 def objective_granularity(problem: Problem) -> float:
     """The largest delta > 0 with F(X) in delta * Z for every store X (0: none known)."""
 
-def separate_coverage_cuts(problem: Problem, x: Sequence[float]) -> tuple[list[int], list[_Cut]]:
+def separate_coverage_cuts(problem: Problem, x: Sequence[float], pairs: bool = True) -> tuple[list[int], list[_Cut]]:
     """(kept candidates, the most violated coverage cut of each unit at a fractional x)."""
