@@ -207,3 +207,61 @@ def test_the_root_lp_rounds_and_the_lp_tree_limit_each_solve_past_the_earlier_on
     prove_at_most(compiled, budget, lp, lp.bound - 100 * granularity, seconds=30.0, nodes=3,
                   proves=lambda worth, bound: bound <= worth)
     assert len(seen) > rounds and all(limit > ran for ran, limit in seen)
+
+
+def _root_lp_with_pairs(monkeypatch, compiled, budget, pairs: bool):
+    """The root LP of ``budget``, with or without the envelope cuts (cuts.hpp's third family)."""
+    from memaudit_fast.solve import root_lp as stage
+
+    separate = _core.separate_coverage_cuts
+
+    class Core:
+        def __getattr__(self, name):
+            if name == "separate_coverage_cuts":
+                return lambda problem, x, pairs_asked=True: separate(problem, x, pairs_asked and pairs)
+            return getattr(_core, name)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(stage, "_core", Core())
+        return stage.root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
+
+
+def test_the_envelope_cuts_take_the_root_lp_to_highs_root_bound_on_memaudit_small(monkeypatch):
+    # MEMAUDIT-Small x70 (seed 0) at 10%: the search's two families leave the LP at 1317.31875;
+    # with the envelope cuts over two groups it ends at 1317.2125, the bound of HiGHS's root
+    # (OPT 1316.9625).
+    from memaudit_fast.suites.small import generate_package
+
+    compiled = compile_package(Package.from_dict(generate_package("base", seed=0, scale=70)))
+    budget = float(round(0.1 * float(compiled.cost.sum())))
+    without = _root_lp_with_pairs(monkeypatch, compiled, budget, pairs=False)
+    with_pairs = _root_lp_with_pairs(monkeypatch, compiled, budget, pairs=True)
+    assert without is not None and with_pairs is not None
+    reference = solve_highs(build_milp(compiled, budget), time_limit=60)
+    assert reference.status == "optimal" and reference.objective is not None
+    opt = reference.objective
+    assert without.bound == pytest.approx(1317.31875, abs=1e-6)
+    assert with_pairs.bound == pytest.approx(1317.2125, abs=1e-6)
+    assert opt - 1e-7 * opt <= with_pairs.bound < without.bound
+
+
+def test_envelope_cuts_that_do_not_lower_the_lp_are_taken_out_again(monkeypatch):
+    # A long dialogue of 3,000 candidates (seed 6) at 40%: the envelope cuts do not lower the
+    # LP (1308.80), so the stage ends where the two families leave it, rows and vertex, and
+    # the bound it hands on is evaluated over those rows only.
+    from oracles.dialogue import dialogue_package
+
+    compiled = compile_package(Package.from_dict(dialogue_package(3000, seed=6)))
+    budget = float(round(0.4 * float(compiled.cost.sum())))
+    without = _root_lp_with_pairs(monkeypatch, compiled, budget, pairs=False)
+    with_pairs = _root_lp_with_pairs(monkeypatch, compiled, budget, pairs=True)
+    assert without is not None and with_pairs is not None and with_pairs.rows is not None
+    assert with_pairs.bound == pytest.approx(without.bound, rel=1e-9)
+    assert with_pairs.rows.num_rows == without.rows.num_rows == with_pairs.rows.highs.getNumRow()
+    assert np.array_equal(with_pairs.x, without.x)
+    rows = with_pairs.rows
+    rows._join()
+    assert rows.uppers[0].size == rows.num_rows and int(rows.entry_rows[0].max()) < rows.num_rows
+    # Solved again from the basis it was left at, the LP is where it was.
+    rows.highs.run()
+    assert rows.highs.getInfo().objective_function_value == pytest.approx(with_pairs.value, rel=1e-9)
