@@ -21,7 +21,6 @@ from memaudit_fast.solve.backends import HighsStop, MilpOutcome
 from memaudit_fast.solve.exact import lp_bound_proves, solve
 from memaudit_fast.solve.handoff import HandoffOutcome
 from memaudit_fast.solve.lp_fixing import (
-    LP_FIX_AIM,
     best_unproven,
     few_open,
     open_candidates,
@@ -243,11 +242,7 @@ def test_the_neighbourhood_search_asks_for_enough_worth_and_ends_once_few_are_op
     lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
     pi = root_duals(lp, 5.0)
     granularity = float(_core.objective_granularity(compiled.problem))
-    # Aimed at LP_FIX_AIM first, at LP_FIX_SHARE where no store short of a proof reaches that.
-    within = max(early.value, best_unproven(lp.bound, granularity))
-    needed = worth_to_close(lp, pi, granularity, num_candidates=compiled.num_candidates, share=LP_FIX_AIM)
-    if needed > within:
-        needed = worth_to_close(lp, pi, granularity, num_candidates=compiled.num_candidates)
+    needed = worth_to_close(lp, pi, granularity, num_candidates=compiled.num_candidates)
     assert early.value < needed  # the root's store leaves too many open: a better one is looked for
     share_at_opt = len(open_candidates(lp, pi, exact.value, proves_for(compiled))) / compiled.num_candidates
     # The search ends once its store leaves at most FIX_ENOUGH_SHARE open: OPT's store ends it

@@ -209,7 +209,7 @@ def test_the_root_lp_rounds_and_the_lp_tree_limit_each_solve_past_the_earlier_on
     assert len(seen) > rounds and all(limit > ran for ran, limit in seen)
 
 
-def _root_lp_with_pairs(monkeypatch, compiled, budget, pairs: bool):
+def _root_lp_with_pairs(monkeypatch, compiled, budget, with_pairs: bool):
     """The root LP of ``budget``, with or without the envelope cuts (cuts.hpp's third family)."""
     from memaudit_fast.solve import root_lp as stage
 
@@ -218,7 +218,7 @@ def _root_lp_with_pairs(monkeypatch, compiled, budget, pairs: bool):
     class Core:
         def __getattr__(self, name):
             if name == "separate_coverage_cuts":
-                return lambda problem, x, pairs_asked=True: separate(problem, x, pairs_asked and pairs)
+                return lambda problem, x, pairs=True: separate(problem, x, pairs and with_pairs)
             return getattr(_core, name)
 
     with monkeypatch.context() as patch:
@@ -234,8 +234,8 @@ def test_the_envelope_cuts_take_the_root_lp_to_highs_root_bound_on_memaudit_smal
 
     compiled = compile_package(Package.from_dict(generate_package("base", seed=0, scale=70)))
     budget = float(round(0.1 * float(compiled.cost.sum())))
-    without = _root_lp_with_pairs(monkeypatch, compiled, budget, pairs=False)
-    with_pairs = _root_lp_with_pairs(monkeypatch, compiled, budget, pairs=True)
+    without = _root_lp_with_pairs(monkeypatch, compiled, budget, with_pairs=False)
+    with_pairs = _root_lp_with_pairs(monkeypatch, compiled, budget, with_pairs=True)
     assert without is not None and with_pairs is not None
     reference = solve_highs(build_milp(compiled, budget), time_limit=60)
     assert reference.status == "optimal" and reference.objective is not None
@@ -253,8 +253,8 @@ def test_envelope_cuts_that_do_not_lower_the_lp_are_taken_out_again(monkeypatch)
 
     compiled = compile_package(Package.from_dict(dialogue_package(3000, seed=6)))
     budget = float(round(0.4 * float(compiled.cost.sum())))
-    without = _root_lp_with_pairs(monkeypatch, compiled, budget, pairs=False)
-    with_pairs = _root_lp_with_pairs(monkeypatch, compiled, budget, pairs=True)
+    without = _root_lp_with_pairs(monkeypatch, compiled, budget, with_pairs=False)
+    with_pairs = _root_lp_with_pairs(monkeypatch, compiled, budget, with_pairs=True)
     assert without is not None and with_pairs is not None and with_pairs.rows is not None
     assert with_pairs.bound == pytest.approx(without.bound, rel=1e-9)
     assert with_pairs.rows.num_rows == without.rows.num_rows == with_pairs.rows.highs.getNumRow()

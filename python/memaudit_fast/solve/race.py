@@ -253,7 +253,7 @@ def _fix_by_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: 
     store in hand (the search's best, or a better one from the LP's neighbourhood,
     :func:`.rins.best_near`) is kept in ``race.held``: OPT is its worth or HiGHS's optimum
     over the open candidates. None: HiGHS takes the whole MILP."""
-    from .lp_fixing import LP_FIX_AIM, best_unproven, few_open, root_duals, worth_to_close
+    from .lp_fixing import best_unproven, few_open, root_duals, worth_to_close
     from .rins import best_near
 
     held = _search_store(compiled, budget, budget_stop)
@@ -271,13 +271,9 @@ def _fix_by_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: 
     # The least worth that leaves few enough open. Where even the best store short of a proof
     # would not (the LP is degenerate there: dialogue 3,000 @ 10%, seed 6, leaves 77% open at
     # OPT), no neighbourhood search; else it looks only for stores worth that much.
-    # Aimed at LP_FIX_AIM, and at LP_FIX_SHARE where no store reaches that.
-    within = max(value, best_unproven(lp.bound, granularity))
-    needed = worth_to_close(lp, pi, granularity, num_candidates=compiled.num_candidates, share=LP_FIX_AIM)
-    if needed > within:
-        needed = worth_to_close(lp, pi, granularity, num_candidates=compiled.num_candidates)
-        if needed > within:
-            return None
+    needed = worth_to_close(lp, pi, granularity, num_candidates=compiled.num_candidates)
+    if needed > max(value, best_unproven(lp.bound, granularity)):
+        return None
     # The neighbourhood's HiGHS ends as soon as a store of its leaves few open.
     enough = HighsStop(parent=race.stop)
 
