@@ -371,10 +371,10 @@ struct PairEntry {
 };
 
 // The envelope of min(kappa, t_i + t_j) over groups a and b at the masses x (see cuts.hpp):
-// its value, and the potentials of none (u0, v0) and of every member (by entry). False when
-// the staircase's potentials are not dual feasible (rounding), so that no cut is made.
-bool pair_envelope(const std::vector<PairEntry>& a, const std::vector<PairEntry>& b, double kappa, double* value,
-                   double* u0, double* v0, std::vector<double>* ua, std::vector<double>* vb) {
+// the potentials of none (u0, v0) and of every member (by entry). False when the staircase's
+// potentials are not dual feasible (rounding), so that no cut is made.
+bool pair_envelope(const std::vector<PairEntry>& a, const std::vector<PairEntry>& b, double kappa, double* u0,
+                   double* v0, std::vector<double>* ua, std::vector<double>* vb) {
     // Rows: none, then A by coverage ascending; columns: B by coverage descending, then none.
     std::vector<std::size_t> rows(a.size()), cols(b.size());
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
@@ -406,11 +406,9 @@ bool pair_envelope(const std::vector<PairEntry>& a, const std::vector<PairEntry>
     // mass is used up first (both at once: down, and the next cell carries none).
     std::vector<double> u(m, 0.0), v(n, 0.0);
     std::size_t i = 0, j = 0;
-    double total = 0.0;
     v[0] = f(0, 0);
     while (true) {
         const double moved = std::min(rmass[i], cmass[j]);
-        total += moved * f(i, j);
         rmass[i] -= moved;
         cmass[j] -= moved;
         if (i + 1 == m && j + 1 == n) break;
@@ -426,7 +424,6 @@ bool pair_envelope(const std::vector<PairEntry>& a, const std::vector<PairEntry>
     for (std::size_t r = 0; r < m; ++r)
         for (std::size_t c = 0; c < n; ++c)
             if (u[r] + v[c] < f(r, c) - slack) return false;
-    *value = total;
     *u0 = u[0];
     *v0 = v[n - 1];
     ua->assign(a.size(), 0.0);
@@ -478,13 +475,13 @@ bool separate_pair_cut(const ReducedProblem& p, std::int32_t unit, const std::ve
     if (order.size() < 2) return false;
     double best_violation = min_violation;
     std::size_t best_a = 0, best_b = 0;
-    double value = 0.0, u0 = 0.0, v0 = 0.0;
-    std::vector<double> ua, vb;
+    double u0 = 0.0, v0 = 0.0, best_u0 = 0.0, best_v0 = 0.0;
+    std::vector<double> ua, vb, best_ua, best_vb;
     for (std::size_t s = 0; s < order.size(); ++s)
         for (std::size_t t = s + 1; t < order.size(); ++t) {
             const auto& ga = groups[order[s]];
             const auto& gb = groups[order[t]];
-            if (!pair_envelope(ga.entries, gb.entries, kappa, &value, &u0, &v0, &ua, &vb)) continue;
+            if (!pair_envelope(ga.entries, gb.entries, kappa, &u0, &v0, &ua, &vb)) continue;
             // The right side at x itself (the envelope's value where both groups' rows hold).
             double rhs = u0 + v0 + covered - ga.used - gb.used;
             for (std::size_t e = 0; e < ga.entries.size(); ++e) rhs += (ua[e] - u0) * ga.entries[e].x;
@@ -494,22 +491,23 @@ bool separate_pair_cut(const ReducedProblem& p, std::int32_t unit, const std::ve
                 best_violation = violation;
                 best_a = order[s];
                 best_b = order[t];
+                best_u0 = u0;
+                best_v0 = v0;
+                best_ua.swap(ua);
+                best_vb.swap(vb);
             }
         }
     if (best_a == best_b) return false;
-    const auto& ga = groups[best_a];
-    const auto& gb = groups[best_b];
-    if (!pair_envelope(ga.entries, gb.entries, kappa, &value, &u0, &v0, &ua, &vb)) return false;
     *cut = CoverageCut();
     cut->unit = unit;
     cut->group = kPairCutGroup;
-    cut->intercept = u0 + v0;
+    cut->intercept = best_u0 + best_v0;
     cut->lambda = cut->intercept / kappa;
     cut->violation = best_violation;
     for (std::size_t k = 0; k < groups.size(); ++k) {
         for (std::size_t e = 0; e < groups[k].entries.size(); ++e) {
             const auto& en = groups[k].entries[e];
-            const double coef = k == best_a ? ua[e] - u0 : k == best_b ? vb[e] - v0 : en.t;
+            const double coef = k == best_a ? best_ua[e] - best_u0 : k == best_b ? best_vb[e] - best_v0 : en.t;
             if (coef == 0.0) continue;
             cut->candidates.push_back(en.candidate);
             cut->coefficients.push_back(coef);
