@@ -7,7 +7,6 @@ hands HiGHS a fraction of the candidates and still ends at OPT."""
 
 from __future__ import annotations
 
-import itertools
 import threading
 
 import pytest
@@ -15,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memaudit_fast import _core
-from memaudit_fast.model.compiled import budget_limit, compile_package
+from memaudit_fast.model.compiled import compile_package
 from memaudit_fast.model.package import Package
 from memaudit_fast.solve.backends import HighsStop, MilpOutcome
 from memaudit_fast.solve.exact import lp_bound_proves, solve
@@ -29,24 +28,9 @@ from memaudit_fast.solve.lp_fixing import (
 )
 from memaudit_fast.solve.milp import build_milp
 from memaudit_fast.solve.root_lp import root_lp
+from oracles.exact import all_stores
 from oracles.search_stub import SearchStub
 from strategies import packages
-
-
-def all_stores(compiled, budget: float) -> list[tuple[tuple[int, ...], float]]:
-    """Every feasible store with its worth, by brute force."""
-    groups: dict[int, list[int]] = {}
-    for u in range(compiled.num_candidates):
-        groups.setdefault(int(compiled.group_of[u]), []).append(u)
-    capacity = int(compiled.group_capacity)
-    per_group = [[c for k in range(capacity + 1) for c in itertools.combinations(members, k)]
-                 for members in groups.values()]
-    stores = []
-    for choice in itertools.product(*per_group):
-        store = tuple(sorted(u for part in choice for u in part))
-        if sum(float(compiled.cost[u]) for u in store) <= budget_limit(budget):
-            stores.append((store, float(compiled.objective(list(store)))))
-    return stores
 
 
 def proves_for(compiled):

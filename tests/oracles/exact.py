@@ -371,3 +371,22 @@ def mid_size(seed: int, family: str) -> tuple[Instance, float]:
 
 
 MID_SIZE_CASES = [(seed, family) for seed in range(3) for family in ("cap1", "linear", "pwl", "mixed")]
+
+
+def all_stores(compiled: Any, budget: float) -> list[tuple[tuple[int, ...], float]]:
+    """Every feasible store of a compiled package with its worth, by brute force (group
+    capacity and the budget rule of the solver)."""
+    from memaudit_fast.model.compiled import budget_limit
+
+    groups: dict[int, list[int]] = {}
+    for u in range(compiled.num_candidates):
+        groups.setdefault(int(compiled.group_of[u]), []).append(u)
+    capacity = int(compiled.group_capacity)
+    per_group = [[c for k in range(capacity + 1) for c in itertools.combinations(members, k)]
+                 for members in groups.values()]
+    stores = []
+    for choice in itertools.product(*per_group):
+        store = tuple(sorted(u for part in choice for u in part))
+        if sum(float(compiled.cost[u]) for u in store) <= budget_limit(budget):
+            stores.append((store, float(compiled.objective(list(store)))))
+    return stores

@@ -116,6 +116,7 @@ def solve_highs(
     model: MilpModel, *, time_limit: float | None = None, start_store: Sequence[int] | None = None,
     feasibility_tolerance: float = FEASIBILITY_TOLERANCE, threads: int | None = None,
     stop: HighsStop | None = None, on_store: Callable[[tuple[int, ...]], None] | None = None,
+    short_of: float | None = None,
 ) -> MilpOutcome:
     """Solve with HiGHS (``highspy``), to ``mip_rel_gap = 0`` and a tiny absolute gap.
 
@@ -124,6 +125,11 @@ def solve_highs(
     below HiGHS's default 1e-6 slows it down (about 3x on 2,000 candidates) for a certificate
     that rounds x anyway; ``threads`` caps its worker threads. ``on_store`` hears every store
     HiGHS finds that improves on its last (package candidate indices), as it finds it.
+    ``short_of``: the caller knows that no store is worth less than this more than a feasible
+    one (a lattice, see handoff.lattice_gap); HiGHS is stopped, its store proven optimal, once
+    its bound is less than that above its store. A stop, not HiGHS's ``mip_abs_gap``: with
+    that gap its path changed, and an entity timeline of 1,000 candidates at 10% took 12.7 s
+    (11,673 nodes) against 7.1 s (6,359 nodes).
     """
 
     import highspy
@@ -161,6 +167,15 @@ def solve_highs(
             on_store(_store_from(model, event.data_out.mip_solution))
 
         h.cbMipImprovingSolution.subscribe(improving)
+    closed = [False]  # HiGHS's bound came within short_of of its store
+    if short_of is not None:
+        def close_enough(event: Any) -> None:
+            out = event.data_out
+            if float(out.mip_dual_bound) - float(out.mip_primal_bound) < short_of:
+                closed[0] = True
+                event.interrupt()
+
+        h.cbMipInterrupt += close_enough
     with _HIGHS_ONE_AT_A_TIME:
         if main and stop is not None:
             _run_stoppable(h, stop)
@@ -180,6 +195,8 @@ def solve_highs(
     bound: float | None = float(info.mip_dual_bound)
     if bound is not None and not math.isfinite(bound):
         bound = None
+    if closed[0] and status == "interrupted" and objective is not None:
+        status, bound = "optimal", objective  # no store lies between the two
     if status == "optimal" and objective is not None and bound is not None:
         bound = max(bound, objective)
     store = _store_from(model, h.getSolution().col_value) if has_solution else None

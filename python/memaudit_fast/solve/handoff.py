@@ -11,7 +11,9 @@ and the reduced-cost fixing at the root left). So
 where :math:`OPT_{open}` is the optimum of the MILP with every other x column fixed to 0.
 That MILP goes to HiGHS, which runs in a thread beside the search (``solve/exact.py``), from
 no start store, as it runs alone (the search's store slowed it down as often as it helped);
-the result then says which engine proved it (``proved_by``). Before the root is done every
+the result then says which engine proved it (``proved_by``). Where every store's worth is a
+multiple of a step (the objective's lattice), HiGHS is stopped once its bound is less than a
+step above its store: no better store fits between them. Before the root is done every
 candidate is open, and HiGHS gets the whole MILP. Only saturations the MILP models exactly
 (cap1, linear, PWL) are handed off: for log1p the MILP is an approximation and cannot prove
 equality.
@@ -27,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from .backends import HighsStop, MilpOutcome, highs_version, solve_highs
+from .backends import HighsStop, MilpOutcome, _abs_gap, highs_version, solve_highs
 from .milp import MilpModel, build_milp
 
-__all__ = ["HandoffOutcome", "finish_with_highs", "restrict_to"]
+__all__ = ["HandoffOutcome", "finish_with_highs", "lattice_gap", "restrict_to"]
 
 #: HiGHS's default feasibility tolerance, asked of the hand-off explicitly.
 HIGHS_TOLERANCE = 1e-6
@@ -58,14 +60,30 @@ def restrict_to(model: MilpModel, candidates: Sequence[int]) -> MilpModel:
     return dataclasses.replace(model, col_upper=upper)
 
 
+def lattice_gap(model: MilpModel, granularity: float) -> float | None:
+    """How far above its store HiGHS's bound may stay when every store's worth is a multiple of
+    ``granularity``: a better store lies a step above, so a bound less than a step above proves
+    the store optimal (HiGHS's own tiny gap is kept to spare). None where the step is too fine
+    to matter (or 0). On a dialogue of 3,003 candidates at 10% (step 0.05) the race's HiGHS is
+    then done at 1.6 s, against 2.4 s when it closes the last step itself.
+    """
+    tiny = _abs_gap(model)
+    if not math.isfinite(granularity) or granularity <= 1e3 * tiny:
+        return None
+    return granularity - tiny
+
+
 def finish_with_highs(
     compiled: Any, budget: float, open_candidates: Sequence[int], incumbent: Sequence[int] | None,
     *, time_limit: float | None = None, model: MilpModel | None = None, stop: HighsStop | None = None,
     start_after: float = 0.0, on_store: Callable[[tuple[int, ...]], None] | None = None,
+    granularity: float = 0.0,
 ) -> HandoffOutcome | None:
     """HiGHS on the open part of the MILP, started from ``incumbent`` (if any); None when the
     package's saturation has no exact MILP (log1p). With ``start_after``, the model is built
-    at once and HiGHS runs that many seconds later, unless ``stop`` is set meanwhile."""
+    at once and HiGHS runs that many seconds later, unless ``stop`` is set meanwhile. With the
+    objective's ``granularity`` (every F(X) a multiple of it; 0: none known), HiGHS's store is
+    proven once its bound is less than a step above it (:func:`lattice_gap`)."""
     run_at = time.monotonic() + start_after
     if model is None:
         model = build_milp(compiled, budget)
@@ -78,7 +96,8 @@ def finish_with_highs(
         return HandoffOutcome(False, None, None, MilpOutcome("highs", highs_version(), "interrupted", None, None, None, 0, 0.0))
     # HiGHS's own tolerances (its store is re-evaluated exactly by the caller), one thread.
     outcome = solve_highs(restricted, time_limit=time_limit, start_store=incumbent,
-                          feasibility_tolerance=HIGHS_TOLERANCE, threads=1, stop=stop, on_store=on_store)
+                          feasibility_tolerance=HIGHS_TOLERANCE, threads=1, stop=stop, on_store=on_store,
+                          short_of=lattice_gap(restricted, granularity))
     proven = outcome.status == "optimal"
     bound = outcome.bound
     if bound is None or not math.isfinite(bound):

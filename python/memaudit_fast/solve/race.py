@@ -179,7 +179,8 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
                     race.runs_at = max(race.runs_at, time.monotonic())  # HiGHS on them starts now
             race.outcome = finish_with_highs(compiled, budget, on, None, time_limit=left,
                                              stop=race.stop, model=race.model, on_store=heard,
-                                             start_after=max(0.0, race.runs_at - time.monotonic()))
+                                             start_after=max(0.0, race.runs_at - time.monotonic()),
+                                             granularity=float(_core.objective_granularity(compiled.problem)))
             if race.held is not None and race.outcome is not None:
                 race.outcome = _with_held(compiled, race.outcome, *race.held)
             if race.lp_proof is not None and race.outcome is not None:

@@ -1,0 +1,85 @@
+"""HiGHS in the race stops a lattice step short of its store (solve/handoff.py, lattice_gap):
+where every store's worth is a multiple of the objective's granularity, a bound less than a
+step above a store proves it optimal. Checked against brute force and plain HiGHS."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memaudit_fast import _core
+from memaudit_fast.model.compiled import compile_package
+from memaudit_fast.model.package import Package
+from memaudit_fast.solve.backends import _abs_gap, solve_highs
+from memaudit_fast.solve.handoff import finish_with_highs, lattice_gap
+from memaudit_fast.solve.milp import build_milp
+from memaudit_fast.suites.small import generate_package
+from oracles.exact import all_stores
+from strategies import packages
+
+TOL = 1e-9
+
+
+def test_the_gap_is_a_step_less_hairs_breadth_and_none_off_a_lattice() -> None:
+    compiled = compile_package(Package.from_dict(generate_package("base", seed=0, scale=1)))
+    model = build_milp(compiled, 8.0)
+    tiny = _abs_gap(model)
+    assert lattice_gap(model, 0.0125) == pytest.approx(0.0125 - tiny, abs=0.0)
+    assert lattice_gap(model, 0.0) is None  # no lattice known
+    assert lattice_gap(model, math.inf) is None
+    assert lattice_gap(model, 100 * tiny) is None  # too fine to tell from HiGHS's own gap
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=packages(max_candidates=9, max_units=4, extras=False), frac=st.sampled_from([0.2, 0.4, 0.7]))
+def test_a_proof_a_step_short_is_opt_with_its_store_as_bound(data: dict, frac: float) -> None:
+    compiled = compile_package(Package.from_dict(data))
+    budget = round(frac * float(compiled.cost.sum()), 2)
+    granularity = float(_core.objective_granularity(compiled.problem))
+    out = finish_with_highs(compiled, budget, range(compiled.num_candidates), None, granularity=granularity)
+    if out is None:  # a saturation without an exact MILP
+        return
+    opt = max(worth for _, worth in all_stores(compiled, budget))
+    assert out.proven
+    store = sorted(out.store or ())
+    worth = float(compiled.objective(store)) if store else 0.0
+    assert worth == pytest.approx(opt, rel=TOL, abs=TOL)
+    # The bound stated is the store's worth (no lattice point between them), never under OPT.
+    assert out.upper_bound is not None and out.upper_bound >= opt - 1e-6 * max(1.0, opt)
+    assert out.upper_bound <= worth + 1e-6 * max(1.0, worth)
+
+
+def test_on_memaudit_small_the_lattice_stop_agrees_with_plain_highs() -> None:
+    data = generate_package("base", seed=3, scale=10)
+    compiled = compile_package(Package.from_dict(data))
+    granularity = float(_core.objective_granularity(compiled.problem))
+    for frac in (0.05, 0.2):
+        budget = round(frac * float(compiled.cost.sum()))
+        model = build_milp(compiled, budget, plain=True)
+        assert lattice_gap(model, granularity) is not None
+        plain = solve_highs(model, threads=1)
+        out = finish_with_highs(compiled, budget, range(compiled.num_candidates), None, model=model,
+                                granularity=granularity)
+        assert out is not None and out.proven and plain.status == "optimal" and plain.objective is not None
+        assert float(compiled.objective(sorted(out.store or ()))) == pytest.approx(plain.objective, rel=1e-9)
+
+
+def test_highs_is_stopped_once_its_bound_is_within_the_distance_given() -> None:
+    # Any distance at all is taken on trust: with a huge one HiGHS stops at its first store,
+    # which the outcome then states as proven, with that store's worth as the bound.
+    compiled = compile_package(Package.from_dict(generate_package("base", seed=1, scale=10)))
+    budget = round(0.1 * float(compiled.cost.sum()))
+    model = build_milp(compiled, budget, plain=True)
+    plain = solve_highs(model, threads=1)
+    early = solve_highs(model, threads=1, short_of=1e9)
+    assert early.status == "optimal" and early.objective is not None and early.bound == early.objective
+    assert plain.objective is not None and early.objective <= plain.objective + 1e-9 * max(1.0, plain.objective)
+    # It stopped before HiGHS's own end: at a worse store (here 196.8 against 198.575), or
+    # before the root node was done.
+    assert early.objective < plain.objective - 1e-9 or early.nodes < plain.nodes
+    # Off any lattice nothing changes.
+    again = solve_highs(model, threads=1, short_of=None)
+    assert again.status == "optimal" and again.objective == pytest.approx(plain.objective, rel=1e-9)
