@@ -161,3 +161,16 @@ def test_the_search_publishes_its_best_store_for_the_racing_thread():
     assert sorted(published[1]) == sorted(int(u) for u in result.selected)  # package indices
     assert float(compiled.objective(published[1])) == pytest.approx(published[0], rel=1e-12)
     assert stop.incumbent_of(budget + 1.0) is None
+
+
+def test_the_race_gives_each_neighbourhood_time_that_grows_with_the_package():
+    # As the root LP's stage: RINS_SECONDS up to 3,000 candidates, in proportion beyond (a
+    # dialogue of 10,002 candidates needs 0.21 s for the store at its LP's bound), never more
+    # than the solve has left.
+    from memaudit_fast.solve.race import neighbourhood_seconds
+    from memaudit_fast.solve.rins import RINS_SECONDS
+
+    assert neighbourhood_seconds(1000, None) == neighbourhood_seconds(3000, None) == RINS_SECONDS
+    assert neighbourhood_seconds(10_002, None) == pytest.approx(RINS_SECONDS * 10_002 / 3000)
+    assert neighbourhood_seconds(10_002, 0.05) == 0.05
+    assert neighbourhood_seconds(1000, 1.0) == RINS_SECONDS

@@ -34,8 +34,9 @@ from .handoff import HIGHS_TOLERANCE
 from .milp import MilpModel
 from .root_lp import RootLp, lattice_floor
 
-#: Seconds the neighbourhood's HiGHS may take: those that proved on the bench took 0.03-0.08 s,
-#: and one that does not prove costs the race this long (timeline 3,000 @ 10%, seed 3).
+#: Seconds the neighbourhood's HiGHS may take up to 3,000 candidates (the race scales it with
+#: the package beyond, race.neighbourhood_seconds): those that proved on the bench took
+#: 0.03-0.08 s, and one that does not prove costs the race this long (timeline 3,000 @ 10%, seed 3).
 RINS_SECONDS = 0.1
 
 #: How far (in lattice steps, plus a relative part) the LP's value may lie from a lattice point
