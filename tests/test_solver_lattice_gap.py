@@ -83,3 +83,65 @@ def test_highs_is_stopped_once_its_bound_is_within_the_distance_given() -> None:
     # Off any lattice nothing changes.
     again = solve_highs(model, threads=1, short_of=None)
     assert again.status == "optimal" and again.objective == pytest.approx(plain.objective, rel=1e-9)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=packages(max_candidates=9, max_units=4, extras=False), frac=st.sampled_from([0.2, 0.4, 0.7]),
+       short=st.sampled_from([0, 1, 3]))
+def test_a_store_known_elsewhere_is_proven_only_when_it_is_opt(data: dict, frac: float, short: int) -> None:
+    # The floor is the worth of a store held outside HiGHS: OPT itself, or a store a few lattice
+    # steps (or a hair) under it. HiGHS may stop at it only when it is OPT; whatever it states
+    # as proven is OPT and its bound never under OPT.
+    compiled = compile_package(Package.from_dict(data))
+    budget = round(frac * float(compiled.cost.sum()))
+    granularity = float(_core.objective_granularity(compiled.problem))
+    worths = sorted({round(worth, 9) for _, worth in all_stores(compiled, budget)})
+    opt = worths[-1]
+    held = worths[max(0, len(worths) - 1 - short)]
+    out = finish_with_highs(compiled, budget, range(compiled.num_candidates), None, granularity=granularity,
+                            floor=lambda: held)
+    if out is None:
+        return
+    assert out.proven and out.upper_bound is not None
+    assert out.upper_bound >= opt - 1e-6 * max(1.0, opt)
+    stated = max(held, float(compiled.objective(sorted(out.store))) if out.store else -math.inf)
+    assert stated == pytest.approx(opt, rel=TOL, abs=TOL)
+    if held < opt - 1e-6 * max(1.0, opt):  # a store under OPT is never the one proven
+        assert out.store is not None and float(compiled.objective(sorted(out.store))) == pytest.approx(opt, rel=TOL, abs=TOL)
+
+
+def test_highs_stops_at_a_bound_near_a_store_known_elsewhere_before_it_finds_one() -> None:
+    compiled = compile_package(Package.from_dict(generate_package("base", seed=1, scale=10)))
+    budget = round(0.1 * float(compiled.cost.sum()))
+    model = build_milp(compiled, budget, plain=True)
+    plain = solve_highs(model, threads=1)
+    assert plain.status == "optimal" and plain.objective is not None
+    gap = lattice_gap(model, float(_core.objective_granularity(compiled.problem)))
+    early = solve_highs(model, threads=1, short_of=gap, floor=lambda: plain.objective)  # type: ignore[arg-type, return-value]
+    assert early.status == "optimal" and early.bound == pytest.approx(plain.objective, rel=1e-12)
+    assert early.nodes <= plain.nodes
+
+
+def test_the_race_knows_the_searchs_store_and_the_held_one() -> None:
+    import threading
+
+    from memaudit_fast.solve.backends import HighsStop
+    from memaudit_fast.solve.race import _best_known, _Race
+    from oracles.search_stub import SearchStub
+
+    compiled = compile_package(Package.from_dict(generate_package("base", seed=1, scale=1)))
+    budget = 8.0
+    store = [u for u in range(compiled.num_candidates) if float(compiled.cost[u]) <= 8.0][:1]
+    worth = float(compiled.objective(store))
+    search = SearchStub(123.0, store)  # the value it reports is not taken on trust
+    race = _Race(HighsStop(), threading.Thread())
+    known = _best_known(compiled, budget, race, search)
+    assert known() == worth
+    race.held = ((), worth + 1.0)
+    assert known() == worth + 1.0
+    # A store that is not one (two of a group, or over the budget) counts for nothing.
+    group = int(compiled.group_of[0])
+    twins = [u for u in range(compiled.num_candidates) if int(compiled.group_of[u]) == group][:2]
+    race.held = None
+    search.incumbent = (7.0, twins * (1 if len(twins) == 2 else 2))
+    assert known() == -math.inf

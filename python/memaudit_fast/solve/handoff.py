@@ -73,17 +73,29 @@ def lattice_gap(model: MilpModel, granularity: float) -> float | None:
     return granularity - tiny
 
 
+def _stop_short_of(model: MilpModel, granularity: float, floor: Callable[[], float] | None) -> float | None:
+    """How close HiGHS's bound must come to the best store known for a proof: a lattice step
+    (:func:`lattice_gap`), else HiGHS's own tiny gap when a store known elsewhere can be the
+    one proven (``floor``), else None (HiGHS ends by itself)."""
+    gap = lattice_gap(model, granularity)
+    if gap is None and floor is not None:
+        return _abs_gap(model)
+    return gap
+
+
 def finish_with_highs(
     compiled: Any, budget: float, open_candidates: Sequence[int], incumbent: Sequence[int] | None,
     *, time_limit: float | None = None, model: MilpModel | None = None, stop: HighsStop | None = None,
     start_after: float = 0.0, on_store: Callable[[tuple[int, ...]], None] | None = None,
-    granularity: float = 0.0,
+    granularity: float = 0.0, floor: Callable[[], float] | None = None,
 ) -> HandoffOutcome | None:
     """HiGHS on the open part of the MILP, started from ``incumbent`` (if any); None when the
     package's saturation has no exact MILP (log1p). With ``start_after``, the model is built
     at once and HiGHS runs that many seconds later, unless ``stop`` is set meanwhile. With the
     objective's ``granularity`` (every F(X) a multiple of it; 0: none known), HiGHS's store is
-    proven once its bound is less than a step above it (:func:`lattice_gap`)."""
+    proven once its bound is less than a step above it (:func:`lattice_gap`). ``floor``: the
+    worth of the best store known outside HiGHS (see ``solve_highs``); a bound that close to it
+    proves that store optimal, and the outcome is proven with its worth as the bound."""
     run_at = time.monotonic() + start_after
     if model is None:
         model = build_milp(compiled, budget)
@@ -97,7 +109,7 @@ def finish_with_highs(
     # HiGHS's own tolerances (its store is re-evaluated exactly by the caller), one thread.
     outcome = solve_highs(restricted, time_limit=time_limit, start_store=incumbent,
                           feasibility_tolerance=HIGHS_TOLERANCE, threads=1, stop=stop, on_store=on_store,
-                          short_of=lattice_gap(restricted, granularity))
+                          short_of=_stop_short_of(restricted, granularity, floor), floor=floor)
     proven = outcome.status == "optimal"
     bound = outcome.bound
     if bound is None or not math.isfinite(bound):

@@ -180,7 +180,8 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
             race.outcome = finish_with_highs(compiled, budget, on, None, time_limit=left,
                                              stop=race.stop, model=race.model, on_store=heard,
                                              start_after=max(0.0, race.runs_at - time.monotonic()),
-                                             granularity=float(_core.objective_granularity(compiled.problem)))
+                                             granularity=float(_core.objective_granularity(compiled.problem)),
+                                             floor=_best_known(compiled, budget, race, budget_stop))
             if race.held is not None and race.outcome is not None:
                 race.outcome = _with_held(compiled, race.outcome, *race.held)
             if race.lp_proof is not None and race.outcome is not None:
@@ -315,6 +316,28 @@ def _fix_by_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: 
         race.stop.set()
         budget_stop.stop(budget)
     return kept
+
+
+def _best_known(compiled: Any, budget: float, race: _Race, budget_stop: Any) -> Callable[[], float]:
+    """The worth of the best store known beside the race's HiGHS: the search's latest (each new
+    one checked and evaluated exactly once) or the one fixing holds. HiGHS's bound often comes
+    within a lattice step of OPT long before HiGHS finds a store worth it, while the search
+    holds one already: on MEMAUDIT-Small x70 @ 20% (seed 0) HiGHS alone is there at 0.32 s and
+    done at 0.78 s, on a dialogue of 1,002 @ 5% at 0.12 s and 0.40 s."""
+    seen: list[Any] = [None, -math.inf]  # the search's value last read, its store's exact worth
+
+    def worth() -> float:
+        best = race.held[1] if race.held is not None else -math.inf
+        latest = budget_stop.incumbent_of(budget) if budget_stop is not None else None
+        if latest is not None:
+            if latest[0] != seen[0]:
+                store = tuple(sorted(int(u) for u in latest[1]))
+                seen[0] = latest[0]
+                seen[1] = -math.inf if _infeasible(compiled, store, budget) else float(compiled.objective(list(store)))
+            best = max(best, seen[1])
+        return best
+
+    return worth
 
 
 def _with_held(compiled: Any, out: HandoffOutcome, store: tuple[int, ...], value: float) -> HandoffOutcome:
