@@ -2,7 +2,9 @@
 (solve/root_lp.py), hands the search its bound, looks for a store that meets it (solve/rins.py)
 or proves the search's store optimal by a few nodes of LP branching (solve/lp_branching.py),
 else closes candidates by the LP's reduced costs (solve/lp_fixing.py), then runs HiGHS on the
-MILP or on the candidates left open; the first proof wins. :func:`.exact.solve` starts it (``finish="highs"``, the default); the search reaches it
+MILP or on the candidates left open, stopping it once its bound is within a lattice step of
+the best store known (HiGHS's, the search's or the held one: solve/handoff.py); the first
+proof wins. :func:`.exact.solve` starts it (``finish="highs"``, the default); the search reaches it
 through its progress callback and a ``_core.BudgetStop``."""
 
 from __future__ import annotations
