@@ -116,9 +116,10 @@ def test_highs_stops_at_a_bound_near_a_store_known_elsewhere_before_it_finds_one
     model = build_milp(compiled, budget, plain=True)
     plain = solve_highs(model, threads=1)
     assert plain.status == "optimal" and plain.objective is not None
+    opt = plain.objective
     gap = lattice_gap(model, float(_core.objective_granularity(compiled.problem)))
-    early = solve_highs(model, threads=1, short_of=gap, floor=lambda: plain.objective)  # type: ignore[arg-type, return-value]
-    assert early.status == "optimal" and early.bound == pytest.approx(plain.objective, rel=1e-12)
+    early = solve_highs(model, threads=1, short_of=gap, floor=lambda: opt)
+    assert early.status == "optimal" and early.bound == pytest.approx(opt, rel=1e-12)
     assert early.nodes <= plain.nodes
 
 

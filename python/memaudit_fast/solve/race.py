@@ -252,12 +252,16 @@ def _search_store(compiled: Any, budget: float, budget_stop: Any) -> tuple[tuple
     """The search's best store of ``budget`` so far (sorted package candidate indices) and its
     worth as the result will state it; None before its first store or if it is not feasible."""
     latest = budget_stop.incumbent_of(budget)
-    if latest is None:
+    return None if latest is None else _checked(compiled, budget, latest[1])
+
+
+def _checked(compiled: Any, budget: float, store: Any) -> tuple[tuple[int, ...], float] | None:
+    """A store the search published (package candidate indices), sorted, with its exact worth;
+    None if it is not feasible."""
+    chosen = tuple(sorted(int(u) for u in store))
+    if _infeasible(compiled, chosen, budget):
         return None
-    store = tuple(sorted(int(u) for u in latest[1]))
-    if _infeasible(compiled, store, budget):
-        return None
-    return store, float(compiled.objective(list(store)))
+    return chosen, float(compiled.objective(list(chosen)))
 
 
 def _fix_by_lp(compiled: Any, budget: float, race: _Race, lp: Any, budget_stop: Any,
@@ -333,9 +337,8 @@ def _best_known(compiled: Any, budget: float, race: _Race, budget_stop: Any) -> 
         latest = budget_stop.incumbent_of(budget) if budget_stop is not None else None
         if latest is not None:
             if latest[0] != seen[0]:
-                store = tuple(sorted(int(u) for u in latest[1]))
-                seen[0] = latest[0]
-                seen[1] = -math.inf if _infeasible(compiled, store, budget) else float(compiled.objective(list(store)))
+                checked = _checked(compiled, budget, latest[1])
+                seen[0], seen[1] = latest[0], -math.inf if checked is None else checked[1]
             best = max(best, seen[1])
         return best
 
