@@ -146,3 +146,53 @@ def test_the_race_knows_the_searchs_store_and_the_held_one() -> None:
     race.held = None
     search.incumbent = (7.0, twins * (1 if len(twins) == 2 else 2))
     assert known() == -math.inf
+
+
+def test_the_race_looks_near_the_searchs_store_for_a_better_one_as_highs_floor() -> None:
+    # Before HiGHS takes the whole MILP, the LP's neighbourhood of the search's store is searched
+    # for a better store (race._better_near): what it keeps is feasible, worth what it says and
+    # more than the search's, and the floor (_best_known) counts it. From OPT's store nothing is
+    # kept: no store is better.
+    import threading
+
+    from memaudit_fast.solve.backends import HighsStop
+    from memaudit_fast.solve.exact import solve
+    from memaudit_fast.solve.race import _best_known, _better_near, _infeasible, _Race
+    from memaudit_fast.solve.root_lp import root_lp
+    from oracles.search_stub import SearchStub
+
+    compiled = compile_package(Package.from_dict(generate_package("base", seed=6, scale=25)))
+    budget = float(round(0.2 * float(compiled.cost.sum())))
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=30.0)
+    assert lp is not None
+    (early,) = _core.solve(compiled.problem, [budget], node_limit=1)
+    store = tuple(sorted(int(u) for u in early.selected))
+    heard: list[tuple[int, ...]] = []
+    race = _Race(HighsStop(), threading.Thread(), model=build_milp(compiled, budget, plain=True))
+    _better_near(compiled, budget, race, lp, (store, float(early.value)), heard.append, 30.0)
+    assert race.found is not None and heard
+    found, worth = race.found
+    assert not _infeasible(compiled, found, budget)
+    assert worth == float(compiled.objective(list(found))) > early.value
+    assert _best_known(compiled, budget, race, SearchStub(early.value, list(store)))() == worth
+    exact = solve(compiled, budget=budget, time_limit=60)
+    assert exact.proven_optimal and worth <= exact.value + 1e-9
+    ids = {cid: i for i, cid in enumerate(compiled.candidate_ids)}
+    best = tuple(sorted(ids[c] for c in exact.selected))
+    race = _Race(HighsStop(), threading.Thread(), model=build_milp(compiled, budget, plain=True))
+    _better_near(compiled, budget, race, lp, (best, exact.value), None, 30.0)
+    assert race.found is None
+
+
+def test_a_store_found_beside_highs_is_the_outcomes_when_it_is_better() -> None:
+    # The race's outcome takes the neighbourhood's store where HiGHS's is worse (a floor proof
+    # ends HiGHS without its own store at OPT); HiGHS's bound, global on the whole MILP, stays.
+    from memaudit_fast.solve.backends import MilpOutcome
+    from memaudit_fast.solve.handoff import HandoffOutcome
+    from memaudit_fast.solve.race import _with_held
+
+    compiled = compile_package(Package.from_dict(generate_package("base", seed=1, scale=1)))
+    milp = MilpOutcome("highs", "x", "optimal", 0.0, 0.0, (), 0, 0.0)
+    worth = float(compiled.objective([0]))
+    out = _with_held(compiled, HandoffOutcome(True, (), worth + 1.0, milp), (0,), worth)
+    assert out.store == (0,) and out.upper_bound == worth + 1.0

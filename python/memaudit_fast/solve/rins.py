@@ -126,17 +126,18 @@ def search_lp_neighbourhood(model: MilpModel, lp: RootLp, stores: Sequence[Seque
 
 def best_near(model: MilpModel, lp: RootLp, store: Sequence[int], *, stop: HighsStop,
               on_store: Callable[[tuple[int, ...]], None] | None = None,
-              seconds: float = RINS_SECONDS, at_least: float | None = None) -> tuple[int, ...] | None:
+              seconds: float = RINS_SECONDS, at_least: float | None = None,
+              max_free_share: float = RINS_MAX_FREE_SHARE) -> tuple[int, ...] | None:
     """The best store HiGHS finds within ``seconds`` in the LP's neighbourhood of ``store`` (a
     feasible store of the search's, its start), whatever the lattice: a better store in hand
     makes fixing by reduced costs (solve/lp_fixing.py) stronger. With ``at_least``, only stores
     worth that much (less HiGHS's margin) count, and a neighbourhood without one ends as soon
-    as its LP says so. None when the neighbourhood is too wide or HiGHS found nothing; every
-    store it finds also goes to ``on_store``."""
+    as its LP says so. None when the neighbourhood is too wide (more than ``max_free_share`` of
+    the x columns free) or HiGHS found nothing; every store it finds also goes to ``on_store``."""
     row = None if at_least is None or not math.isfinite(at_least) else at_least - TARGET_MARGIN * max(1.0, abs(at_least))
     near = neighbourhood(model, lp.x, [store], at_least=row)
     free = int(np.count_nonzero(near.col_upper[: near.num_x] > near.col_lower[: near.num_x]))
-    if free > RINS_MAX_FREE_SHARE * near.num_x or seconds <= 0 or stop.is_set():
+    if free > max_free_share * near.num_x or seconds <= 0 or stop.is_set():
         return None
     # The store is HiGHS's start only where it meets the row (else HiGHS would discard it).
     outcome = solve_highs(near, time_limit=seconds, start_store=store if row is None else None, threads=1,
