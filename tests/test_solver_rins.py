@@ -174,3 +174,40 @@ def test_the_race_gives_each_neighbourhood_time_that_grows_with_the_package():
     assert neighbourhood_seconds(10_002, None) == pytest.approx(RINS_SECONDS * 10_002 / 3000)
     assert neighbourhood_seconds(10_002, 0.05) == 0.05
     assert neighbourhood_seconds(1000, 1.0) == RINS_SECONDS
+
+
+def test_without_any_store_the_lps_own_neighbourhood_holds_a_store_at_its_bound(monkeypatch):
+    # RENS comes first: only the LP's fractional candidates are free. On redundant 1,000 @ 5%
+    # (seed 0) the root LP is OPT (91) and that neighbourhood holds a store worth it; before,
+    # a search with no store of the search's searched nothing.
+    from memaudit_fast.solve import rins as rins_module
+    from oracles.exact import package_from_instance, synthetic_instance
+
+    data = package_from_instance(synthetic_instance(1000, seed=0, kind="redundant"), "redundant-1000-0")
+    compiled = compile_package(Package.from_dict(data))
+    budget = float(max(4.0, round(0.05 * float(compiled.cost.sum()))))
+    granularity = float(_core.objective_granularity(compiled.problem))
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=30.0)
+    assert lp is not None and on_lattice(lp.value, granularity)
+    model = build_milp(compiled, budget, plain=True)
+    models: list = []
+    heard: list[tuple[int, ...]] = []
+
+    def spy(near, **kwargs):
+        models.append(near)
+        return solve_highs(near, **kwargs)
+
+    monkeypatch.setattr(rins_module, "solve_highs", spy)
+    outcome = search_lp_neighbourhood(model, lp, [], granularity, stop=HighsStop(), on_store=heard.append,
+                                      seconds=30.0)
+    assert outcome is not None and len(models) == 1
+    # Fixed exactly where the point is integral (0 or 1), free where it is fractional.
+    assert np.array_equal(models[0].col_upper[: model.num_x], neighbourhood(model, lp.x, []).col_upper[: model.num_x])
+    fractional = (lp.x[model.candidates] > 1e-6) & (lp.x[model.candidates] < 1 - 1e-6)
+    free = models[0].col_upper[: model.num_x] > models[0].col_lower[: model.num_x]
+    assert np.array_equal(free & (model.col_upper[: model.num_x] > 0), fractional & (model.col_upper[: model.num_x] > 0))
+    assert heard
+    best = max(float(compiled.objective(sorted(store))) for store in heard)
+    assert lp_bound_proves(best, lp.bound, granularity)
+    reference = solve_highs(build_milp(compiled, budget), time_limit=60)
+    assert reference.status == "optimal" and best == pytest.approx(reference.objective, rel=1e-9)

@@ -244,6 +244,21 @@ def instance_of(compiled: Any) -> Instance:
     )
 
 
+def package_from_instance(inst: Instance, name: str) -> dict:
+    """The package dict of synthetic arrays (cap1), so the product's solve() takes it."""
+    units = [{"unit_id": f"r{r}", "weight": float(w)} for r, w in enumerate(inst.weight)]
+    candidates = []
+    for u in range(inst.num_candidates):
+        lo, hi = int(inst.indptr[u]), int(inst.indptr[u + 1])
+        candidates.append({
+            "candidate_id": f"c{u}", "experience_id": f"e{int(inst.group_of[u])}", "representation": "fact",
+            "cost": float(inst.cost[u]),
+            "coverage": {f"r{int(r)}": float(a) for r, a in zip(inst.indices[lo:hi], inst.values[lo:hi])},
+        })
+    return {"format": "memaudit.package/1", "package_id": name, "budgets": [1.0],
+            "objective": {"saturation": "cap1"}, "units": units, "candidates": candidates}
+
+
 SYNTHETIC_KINDS = ("memaudit", "tie_heavy", "redundant", "dense")
 
 

@@ -10,6 +10,9 @@ candidates there) with HiGHS: in 0.03-0.1 s it finds a store at the LP's bound, 
 The neighbourhoods of two stores of the search are searched in turn: the one it had when the
 race began, then its best when the LP is done. The first is the wider (further from the point):
 on 3,001 candidates at 10% (seed 3) it held a store at the bound and the second's did not.
+Before them comes the LP's own neighbourhood, with no store (RENS: Berthold, "RENS: the optimal
+rounding", Math. Prog. Comp. 6, 2014): only the candidates the LP's point holds fractionally are
+free, often a few hundred where the LP is near integral.
 
 It runs only where the LP's value sits on the objective's lattice (F in delta * Z for every
 store, :func:`memaudit_fast._core.objective_granularity`): an LP worth a lattice point is often
@@ -99,10 +102,11 @@ def neighbourhood(model: MilpModel, x: np.ndarray, stores: Sequence[Sequence[int
 def search_lp_neighbourhood(model: MilpModel, lp: RootLp, stores: Sequence[Sequence[int]], granularity: float, *,
                             stop: HighsStop, on_store: Callable[[tuple[int, ...]], None],
                             seconds: float = RINS_SECONDS) -> MilpOutcome | None:
-    """HiGHS over the LP's neighbourhood of each of ``stores`` in turn (the search's), for a store
-    at the lattice point under the LP's bound, while ``stop`` is not set and ``seconds`` last; only
-    where the LP's value is on the lattice, and only small neighbourhoods. Every store HiGHS
-    finds goes to ``on_store``; returns the last neighbourhood's outcome (None: none searched)."""
+    """HiGHS over the LP's own neighbourhood (RENS) and then that of each of ``stores`` in turn
+    (the search's), for a store at the lattice point under the LP's bound, while ``stop`` is not
+    set and ``seconds`` last; only where the LP's value is on the lattice, and only small
+    neighbourhoods. Every store HiGHS finds goes to ``on_store``; returns the last
+    neighbourhood's outcome (None: none searched)."""
     if not on_lattice(lp.value, granularity):
         return None
     # Only stores that prove: at the lattice point under the bound, less a margin far below one
@@ -111,11 +115,16 @@ def search_lp_neighbourhood(model: MilpModel, lp: RootLp, stores: Sequence[Seque
     at_least = target - TARGET_MARGIN * max(1.0, abs(target))
     deadline = time.monotonic() + seconds
     outcome = None
-    for store in stores:
+    # First the LP's own neighbourhood (RENS: no store, so every candidate the point takes whole
+    # or leaves out is fixed): redundant 10,000 @ 5% has its LP at OPT (896) at 0.12 s and a
+    # store there in 217 free columns (0.05 s), while the search's stores were poorer and their
+    # wider neighbourhoods held none within 0.33 s.
+    neighbourhoods: list[list[Sequence[int]]] = [[]] + [[store] for store in stores]
+    for held in neighbourhoods:
         left = deadline - time.monotonic()
         if left <= 0 or stop.is_set():
             break
-        near = neighbourhood(model, lp.x, [store], at_least=at_least)
+        near = neighbourhood(model, lp.x, held, at_least=at_least)
         free = int(np.count_nonzero(near.col_upper[: near.num_x] > near.col_lower[: near.num_x]))
         if free > RINS_MAX_FREE_SHARE * near.num_x:
             continue
