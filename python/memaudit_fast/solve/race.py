@@ -390,9 +390,10 @@ def _best_known(compiled: Any, budget: float, race: _Race, budget_stop: Any) -> 
 
 
 def _with_held(compiled: Any, out: HandoffOutcome, store: tuple[int, ...], value: float) -> HandoffOutcome:
-    """HiGHS's outcome on the open candidates, with the store fixing kept to where it is better:
-    OPT is the larger of the two, and a bound over the open candidates is one on OPT only
-    once raised to the held store's worth."""
+    """HiGHS's outcome, with a store known beside it (the one fixing kept, or the best of the
+    LP's neighbourhood) where that is better. After fixing, OPT is the larger of the two, and
+    a bound over the open candidates is one on OPT only once raised to the held store's worth;
+    on the whole MILP HiGHS's bound is at least any store's worth already."""
     mine = float(compiled.objective(sorted(out.store))) if out.store is not None else -math.inf
     bound = None if out.upper_bound is None else max(out.upper_bound, value)
     if mine >= value:
