@@ -196,3 +196,49 @@ def test_a_store_found_beside_highs_is_the_outcomes_when_it_is_better() -> None:
     worth = float(compiled.objective([0]))
     out = _with_held(compiled, HandoffOutcome(True, (), worth + 1.0, milp), (0,), worth)
     assert out.store == (0,) and out.upper_bound == worth + 1.0
+
+
+def _with_linear_units(data: dict, every: int) -> dict:
+    for i, unit in enumerate(data["units"]):
+        if i % every == 0:
+            unit["saturation"] = "linear"
+    return data
+
+
+def test_the_plain_models_gap_is_finite_where_a_linear_h_leaves_y_unbounded() -> None:
+    # Spelt plainly, y of a linear unit has no upper bound of its own; HiGHS's absolute gap
+    # was then infinite and it called its first store (or the floor) optimal.
+    data = _with_linear_units(generate_package("base", seed=2, scale=3), every=4)
+    compiled = compile_package(Package.from_dict(data))
+    budget = round(0.1 * float(compiled.cost.sum()))
+    plain, tight = build_milp(compiled, budget, plain=True), build_milp(compiled, budget)
+    assert not math.isfinite(float(plain.col_upper.max()))
+    implied = plain.implied_upper()
+    assert math.isfinite(float(implied.max()))
+    assert (implied[plain.num_x:] >= tight.col_upper[tight.num_x:] - 1e-9).all()  # never under the reach
+    assert _abs_gap(tight) <= _abs_gap(plain) <= 10 * _abs_gap(tight)  # the same order: a tiny gap
+    opt = solve_highs(tight, threads=1)
+    out = solve_highs(plain, threads=1)
+    assert out.status == opt.status == "optimal" and out.objective is not None and opt.objective is not None
+    assert float(compiled.objective(sorted(out.store or ()))) == pytest.approx(opt.objective, rel=1e-9)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=packages(max_candidates=9, max_units=4, extras=False), frac=st.sampled_from([0.2, 0.4, 0.7]),
+       every=st.sampled_from([1, 2, 3]))
+def test_the_race_model_with_linear_units_proves_only_opt(data: dict, frac: float, every: int) -> None:
+    # The race hands HiGHS the plain model and the worth of a store known elsewhere (here the
+    # empty store's, 0): HiGHS may stop at that floor only when it is OPT.
+    compiled = compile_package(Package.from_dict(_with_linear_units(data, every)))
+    budget = round(frac * float(compiled.cost.sum()))
+    opt = max(worth for _, worth in all_stores(compiled, budget))
+    model = build_milp(compiled, budget, plain=True)
+    assert math.isfinite(_abs_gap(model))
+    granularity = float(_core.objective_granularity(compiled.problem))
+    out = finish_with_highs(compiled, budget, range(compiled.num_candidates), None, model=model,
+                            granularity=granularity, floor=lambda: 0.0)
+    if out is None:  # log1p somewhere: no exact MILP
+        return
+    assert out.proven and out.upper_bound is not None and out.upper_bound >= opt - 1e-6 * max(1.0, opt)
+    worth = float(compiled.objective(sorted(out.store))) if out.store else 0.0
+    assert max(worth, 0.0) == pytest.approx(opt, rel=TOL, abs=1e-7)

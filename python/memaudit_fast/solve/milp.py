@@ -77,6 +77,28 @@ class MilpModel:
     def num_rows(self) -> int:
         return int(self.row_lower.size)
 
+    def implied_upper(self) -> np.ndarray:
+        """Every column's upper bound, or, where that is infinite, the tightest one its rows
+        imply given the other columns' boxes (for ``y`` under a linear h, spelt plainly: its
+        piece row ``y - sum_u a_ur x_u <= 0`` gives ``y <= sum_u a_ur``); inf where none does."""
+        upper = self.col_upper.astype(np.float64, copy=True)
+        if self.num_rows == 0 or np.all(np.isfinite(upper)):
+            return upper
+        lengths = np.diff(self.row_starts).astype(np.int64)
+        row_of = np.repeat(np.arange(self.num_rows, dtype=np.int64), lengths)
+        col, value = self.row_index.astype(np.int64), self.row_value
+        with np.errstate(invalid="ignore"):  # 0 * inf: an entry of 0 adds nothing
+            low = np.where(value > 0, value * self.col_lower[col], value * upper[col])
+        low = np.where(value == 0, 0.0, low)
+        least = np.zeros(self.num_rows)  # sum of every entry's least value, per row (may be -inf)
+        np.add.at(least, row_of, low)
+        finite = np.isfinite(low)
+        # A positive entry's column is at most (row_upper - the row's other least values) / value.
+        use = (value > 0) & finite & np.isfinite(least[row_of]) & np.isfinite(self.row_upper[row_of])
+        implied = (self.row_upper[row_of[use]] - (least[row_of[use]] - low[use])) / value[use]
+        np.minimum.at(upper, col[use], implied)
+        return upper
+
 
 @dataclass(frozen=True)
 class Pieces:
