@@ -314,3 +314,9 @@ def test_a_local_ray_scores_in_the_driver_until_it_is_up_then_on_its_workers():
     finally:
         runner.close()
     assert not ray.is_initialized()
+
+
+def test_the_summarys_rate_keeps_its_figures_below_one_package_a_second() -> None:
+    from memaudit_fast.cli.batch import _rate
+
+    assert [_rate(r) for r in (0.0, 0.1438, 1.5, 12.345, 250.4, 5015.3)] == ["0", "0.144", "1.5", "12.3", "250", "5015"]

@@ -109,6 +109,12 @@ def _check_parquet(args: argparse.Namespace) -> None:
         raise UsageError("--parquet needs pyarrow: pip install 'memaudit_fast[parquet]'") from None
 
 
+def _rate(rate: float) -> str:
+    """Packages per second to three significant figures at most: large packages go at a few
+    a second or less, and '0 packages/s' said nothing."""
+    return f"{rate:.0f}" if rate >= 100 or rate == 0 else f"{rate:.3g}"
+
+
 def _report(summary: BatchSummary, out: str) -> None:
     rate = summary.packages / summary.seconds if summary.seconds > 0 else 0.0
     notes = []
@@ -123,7 +129,7 @@ def _report(summary: BatchSummary, out: str) -> None:
     print(
         f"{summary.packages} packages scored ({summary.records} records, {summary.failed} failed"
         + "".join(f", {n}" for n in notes)
-        + f") in {summary.seconds:.2f}s ({rate:.0f} packages/s) -> {out}",
+        + f") in {summary.seconds:.2f}s ({_rate(rate)} packages/s) -> {out}",
         file=sys.stderr,
     )
     moved = summary.compaction
