@@ -111,3 +111,33 @@ def test_an_unproven_race_keeps_the_better_store_and_the_smaller_bound(compiled,
     assert record["opt"] == pytest.approx(opt) and record["upper_bound"] == pytest.approx(opt + 0.4)
     assert record["gap"] == pytest.approx(0.4 / (opt + 0.4))
     assert record["nodes"] == 7 + 11 and record["seconds"] == pytest.approx(0.75)
+
+
+def test_finish_none_keeps_the_branch_and_bound_alone_and_is_not_digested(compiled, monkeypatch) -> None:
+    from memaudit_fast.errors import UsageError
+
+    monkeypatch.setattr(batch_scoring, "BATCH_ALONE_SECONDS", 0.0)
+
+    def never(*args, **kwargs):
+        raise AssertionError("finish=None must keep the branch-and-bound alone")
+
+    monkeypatch.setattr(batch_scoring, "_raced_record", never)
+    budgets = budgets_of(compiled)
+    records = lean_records(compiled, budgets, BatchOptions(finish=None), None)
+    assert [r["proved_by"] for r in records] == ["branch_and_bound"] * len(budgets)  # alone, to the end
+    # Either way a record states OPT or proven bounds: a resume may change it.
+    assert BatchOptions(finish=None).digest == BatchOptions().digest
+    with pytest.raises(UsageError, match="finish"):
+        BatchOptions(finish="highs")
+
+
+def test_the_cli_takes_finish_none_and_its_resume_command_keeps_it(tmp_path) -> None:
+    import shlex
+
+    from memaudit_fast.cli.batch import resume_command
+    from memaudit_fast.cli.main import build_parser
+
+    args = build_parser().parse_args(["batch", "set.jsonl", "--out", str(tmp_path / "r.jsonl"), "--finish", "none"])
+    assert args.finish == "none" and "--finish none" in resume_command(args)
+    plain = build_parser().parse_args(["batch", "set.jsonl", "--out", str(tmp_path / "r.jsonl")])
+    assert plain.finish == "auto" and "--finish" not in shlex.split(resume_command(plain))

@@ -48,6 +48,11 @@ def add_parser(subparsers: Any) -> None:
                    help="candidates a group may hold (overrides objective.group_capacity)")
     p.add_argument("--estimator", metavar="MODEL.json|embed",
                    help="value estimates for the estimated writers where a package has none")
+    p.add_argument("--finish", choices=["auto", "none"], default="auto",
+                   help="auto: a budget the branch-and-bound has not proven after 1 s is solved as "
+                        "memaudit solve does, with HiGHS racing it; none: the branch-and-bound alone "
+                        "(the same store on every run). Either way records state OPT or proven bounds, "
+                        "so a --resume may change it")
     p.add_argument("--workers", type=int, help="parallel workers (default: all cores)")
     p.add_argument("--backend", default="local", choices=list(BACKENDS),
                    help="local = worker processes on this machine; ray = Ray tasks "
@@ -76,6 +81,7 @@ def resume_command(args: argparse.Namespace) -> str:
     for flag, value in (("--certify", None if args.certify == "none" else args.certify),
                         ("--time-limit", args.time_limit), ("--node-limit", args.node_limit),
                         ("--group-capacity", args.group_capacity), ("--estimator", args.estimator),
+                        ("--finish", None if args.finish == "auto" else args.finish),
                         ("--workers", args.workers), ("--backend", None if args.backend == "local" else args.backend),
                         ("--ray-address", args.ray_address), ("--chunk-size", args.chunk_size),
                         ("--parquet", args.parquet)):
@@ -159,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
         node_limit=args.node_limit,
         estimator=args.estimator,
         group_capacity=args.group_capacity,
+        finish=None if args.finish == "none" else "auto",
     )
     if args.ray_address and args.backend != "ray":
         raise UsageError("--ray-address needs --backend ray")

@@ -76,6 +76,10 @@ class BatchOptions:
     estimator_identity: str | None = None
     # The model as digested: workers load these bytes, not the file, which may change mid-run.
     estimator_model: bytes | None = field(default=None, repr=False, compare=False)
+    # "auto": a budget the branch-and-bound leaves open after its first second is raced with
+    # HiGHS, as solve() does; None: the branch-and-bound alone (the same store on every run).
+    # Not digested: either way a record states OPT or proven bounds (like the worker count).
+    finish: str | None = "auto"
 
     def __post_init__(self) -> None:
         if self.budgets is not None and self.budget_fracs is not None:
@@ -98,6 +102,8 @@ class BatchOptions:
             unknown = [w for w in self.writers if w not in known]
             if unknown:
                 raise UsageError(f"unknown writer(s) {', '.join(unknown)}; choose from {', '.join(sorted(known))}")
+        if self.finish not in ("auto", None):
+            raise UsageError(f"finish must be 'auto' or None (the branch-and-bound alone), not {self.finish!r}")
         if self.certify not in ("none", "auto", "highs", "gurobi"):
             raise UsageError(f"certify must be none, auto, highs or gurobi, not {self.certify!r}")
         if self.time_limit is not None and not (self.time_limit >= 0):

@@ -48,7 +48,7 @@ def score_compiled(compiled: Any, budgets: list[float], options: BatchOptions, c
     # As in the lean path: the branch-and-bound alone (one core per worker) for the first
     # BATCH_ALONE_SECONDS of a budget, then HiGHS beside it.
     results = solve(compiled, budgets=budgets, time_limit=options.time_limit, node_limit=options.node_limit,
-                    cancel=cancel, handoff_after=BATCH_ALONE_SECONDS)
+                    cancel=cancel, finish=options.finish, handoff_after=BATCH_ALONE_SECONDS)
     if any(r.status == "interrupted" for r in results):
         return []
     records = []
@@ -81,8 +81,9 @@ def lean_records(compiled: Any, budgets: list[float], options: BatchOptions, can
         budgets = check_budgets(budgets)  # raises the message of solve()
     limit = None if time_limit is None or time_limit == math.inf else float(time_limit)
     # A budget the branch-and-bound has not proven within BATCH_ALONE_SECONDS is solved again
-    # with HiGHS beside it, as solve() does; a node limit keeps it alone (as solve()'s "auto").
-    alone = node_limit is None and (limit is None or limit > BATCH_ALONE_SECONDS)
+    # with HiGHS beside it, as solve() does; a node limit keeps it alone (as solve()'s "auto"),
+    # and so does finish=None.
+    alone = options.finish is not None and node_limit is None and (limit is None or limit > BATCH_ALONE_SECONDS)
     raw = solve_core(compiled.problem, budgets, BATCH_ALONE_SECONDS if alone else limit,
                      None if node_limit is None else int(node_limit), cancel)
     records = []
