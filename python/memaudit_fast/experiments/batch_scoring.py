@@ -83,14 +83,14 @@ def lean_records(compiled: Any, budgets: list[float], options: BatchOptions, can
     # A budget the branch-and-bound has not proven within BATCH_ALONE_SECONDS is solved again
     # with HiGHS beside it, as solve() does; a node limit keeps it alone (as solve()'s "auto"),
     # and so does finish=None.
-    alone = options.finish is not None and node_limit is None and (limit is None or limit > BATCH_ALONE_SECONDS)
-    raw = solve_core(compiled.problem, budgets, BATCH_ALONE_SECONDS if alone else limit,
+    race_later = options.finish is not None and node_limit is None and (limit is None or limit > BATCH_ALONE_SECONDS)
+    raw = solve_core(compiled.problem, budgets, BATCH_ALONE_SECONDS if race_later else limit,
                      None if node_limit is None else int(node_limit), cancel)
     records = []
     for r in raw:
         if r.status == "interrupted":
             return []
-        if alone and r.status == "time_limit":
+        if race_later and r.status == "time_limit":
             record = _raced_record(compiled, r, limit, cancel)
             if record is None:
                 return []

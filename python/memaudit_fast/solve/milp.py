@@ -94,7 +94,8 @@ class MilpModel:
         np.add.at(least, row_of, low)
         finite = np.isfinite(low)
         # A positive entry's column is at most (row_upper - the row's other least values) / value.
-        use = (value > 0) & finite & np.isfinite(least[row_of]) & np.isfinite(self.row_upper[row_of])
+        use = (value > 0) & finite & np.isfinite(least[row_of]) & np.isfinite(self.row_upper[row_of]) \
+            & ~np.isfinite(upper[col])
         implied = (self.row_upper[row_of[use]] - (least[row_of[use]] - low[use])) / value[use]
         np.minimum.at(upper, col[use], implied)
         return upper
