@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,9 @@ def test_sweep_matches_brute_force_per_budget(inst: Instance) -> None:
     for budget, result in zip(budgets, results):
         assert_exact(inst, budget, result)
     values = [r.value for r in sorted(results, key=lambda r: r.budget)]
-    assert values == sorted(values)  # OPT(B) never decreases with B
+    # OPT(B) never decreases with B, up to the rounding of F: two stores of one worth summed in
+    # another order may differ in the last bit (5.7 and 5.699999999999999 at B = 2 and 3.5).
+    assert all(later >= earlier - 1e-12 * max(1.0, abs(earlier)) for earlier, later in itertools.pairwise(values))
 
 
 @given(data=packages(max_candidates=9, max_units=5))
