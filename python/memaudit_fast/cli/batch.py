@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import UsageError
 from ..experiments.batch import BACKENDS, BatchOptions, BatchSummary, run_batch
 from ..experiments.batch_resume import format_number
+from ..experiments.batch_scoring import BATCH_ALONE_SECONDS
 from ..model.jsonio import check_output_path
 from ..progress import Progress
 from .common import EXIT_INTERNAL, add_subparser, name_list, number_list
@@ -49,7 +50,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--estimator", metavar="MODEL.json|embed",
                    help="value estimates for the estimated writers where a package has none")
     p.add_argument("--finish", choices=["auto", "none"], default="auto",
-                   help="auto: a budget the branch-and-bound has not proven after 1 s is solved as "
+                   help=f"auto: a budget the branch-and-bound has not proven after {BATCH_ALONE_SECONDS:g} s is solved as "
                         "memaudit solve does, with HiGHS racing it; none: the branch-and-bound alone "
                         "(the same store on every run). Either way records state OPT or proven bounds, "
                         "so a --resume may change it")
