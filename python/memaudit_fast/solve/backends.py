@@ -343,6 +343,9 @@ def solve_gurobi(model: MilpModel, session: GurobiSession, *, time_limit: float 
             m.Params.TimeLimit = float(time_limit)
         n = model.num_cols
         vtype = [grb.BINARY] * model.num_x + [grb.CONTINUOUS] * (n - model.num_x)
+        if model.integral_y is not None:
+            for k in np.flatnonzero(model.integral_y).tolist():
+                vtype[model.num_x + k] = grb.INTEGER
         cols = m.addVars(n, lb=model.col_lower.tolist(), ub=model.col_upper.tolist(),
                          obj=model.objective.tolist(), vtype=vtype)
         m.ModelSense = grb.MAXIMIZE

@@ -33,7 +33,8 @@ import itertools
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,9 @@ class MilpModel:
     row_lower: np.ndarray
     row_upper: np.ndarray
     approximation: str  # "exact", "inner" or "outer"
+    # Columns beyond the x that are integer too (on_unit_lattice: a y counted in steps of
+    # its unit's lattice); None: every y is continuous.
+    integral_y: np.ndarray | None = None
 
     @property
     def num_x(self) -> int:
@@ -99,6 +103,112 @@ class MilpModel:
         implied = (self.row_upper[row_of[use]] - (least[row_of[use]] - low[use])) / value[use]
         np.minimum.at(upper, col[use], implied)
         return upper
+
+
+#: Largest denominator of a coverage amount read as a fraction (as the core's granularity).
+LATTICE_DENOMINATOR = 1 << 24
+
+#: Largest coefficient of a row counted in lattice steps: beyond it the integer column is
+#: left continuous (HiGHS's tolerances are relative to the row's size).
+LATTICE_MAX_STEPS = 10**6
+
+
+def _as_fraction(value: float) -> tuple[int, int] | None:
+    """``value`` as num / den with den <= LATTICE_DENOMINATOR, exact to a relative 1e-12
+    (the core's ``as_fraction``); None when no such fraction is that close."""
+    if not (value > 0.0) or value > 1e15:
+        return None
+    frac = Fraction(value).limit_denominator(LATTICE_DENOMINATOR)
+    if frac <= 0 or abs(frac.numerator / frac.denominator - value) > 1e-12 * value:
+        return None
+    return frac.numerator, frac.denominator
+
+
+def on_unit_lattice(model: MilpModel) -> MilpModel:
+    """The same MILP with each ``y`` whose values lie on a lattice counted in steps of it, as an
+    integer column.
+
+    A unit with one piece row ``y - sum_u a_u x_u <= 0`` (cap1 and linear h) and a cap kappa
+    (or none) takes, at a store, the value min(kappa, sum a_u x_u): a whole multiple of
+    s = gcd(a_u, kappa) whenever the a_u and kappa are (rational) multiples of s. With
+    y = s Y the row becomes ``Y - sum_u (a_u / s) x_u <= 0`` over whole numbers, Y <= kappa / s
+    an integer, and w s the objective's coefficient: every store keeps its worth, and the LP
+    relaxation is unchanged. But the solver now knows that y moves in steps: on an entity
+    timeline of 1,000 candidates at 10% HiGHS proves OPT in 1.3-2.3 s (four random seeds;
+    500-1,700 nodes) against 4.9-9.0 s (4,100-9,600 nodes), and on a long dialogue of 1,002
+    at 10% in 1.0-1.2 s against 1.7-2.4 s. Units of other shapes (PWL, log1p), or whose amounts
+    are no such multiples, keep their y as it is.
+    """
+    num_x, num_rows = model.num_x, model.num_rows
+    if model.num_cols == num_x or num_rows == 0:
+        return model
+    lengths = np.diff(model.row_starts).astype(np.int64)
+    row_of = np.repeat(np.arange(num_rows, dtype=np.int64), lengths)
+    col = model.row_index.astype(np.int64)
+    value = model.row_value
+    is_y = col >= num_x
+    # A y column qualifies when it has exactly one entry, +1, in a row of right side 0 whose
+    # other entries are x columns with negative coefficients.
+    y_count = np.bincount(col[is_y] - num_x, minlength=model.num_cols - num_x)
+    y_rows = np.bincount(row_of[is_y], minlength=num_rows)
+    ok_row = (y_rows == 1) & (model.row_upper == 0.0) & ~np.isfinite(model.row_lower)
+    bad = np.zeros(num_rows, dtype=bool)
+    np.logical_or.at(bad, row_of[~is_y], value[~is_y] >= 0)
+    ok_row &= ~bad
+    y_entry = np.flatnonzero(is_y)
+    y_col_of_row = np.full(num_rows, -1, dtype=np.int64)
+    good = ok_row[row_of[y_entry]] & (value[y_entry] == 1.0) & (y_count[col[y_entry] - num_x] == 1)
+    y_col_of_row[row_of[y_entry[good]]] = col[y_entry[good]]
+    rows = np.flatnonzero(y_col_of_row >= 0)
+    if rows.size == 0:
+        return model
+    # Every amount (and cap) as a whole number of 1 / common, the distinct ones converted once.
+    entries = np.flatnonzero((y_col_of_row[row_of] >= 0) & ~is_y)  # by row (CSR order)
+    amounts = -value[entries]
+    y_of_rows = y_col_of_row[rows]
+    caps = model.col_upper[y_of_rows]
+    distinct, which = np.unique(np.concatenate([amounts, np.where(np.isfinite(caps), caps, 1.0)]),
+                                return_inverse=True)
+    fractions = [_as_fraction(v) for v in distinct.tolist()]
+    common = 1
+    for f in fractions:
+        if f is not None:
+            common = math.lcm(common, f[1])
+    numbers = [0 if f is None else f[0] * (common // f[1]) for f in fractions]
+    if common > 1 << 40 or max(numbers) >= 1 << 62:
+        return model
+    steps = np.asarray(numbers, dtype=np.int64)[which]  # 0: not such a fraction
+    numer, cap_numer = steps[:amounts.size], steps[amounts.size:]
+    cap_numer = np.where(np.isfinite(caps), cap_numer, -1)  # -1: no cap
+    # Per row: the gcd of its amounts and its cap; a row with an amount (or cap) that is no
+    # such fraction stays as it is.
+    row_pos = np.searchsorted(rows, row_of[entries])
+    has = np.zeros(rows.size, dtype=bool)
+    has[row_pos] = True
+    first = np.searchsorted(row_pos, np.flatnonzero(has))
+    step = np.zeros(rows.size, dtype=np.int64)
+    least = np.full(rows.size, 1, dtype=np.int64)
+    largest = np.zeros(rows.size, dtype=np.int64)
+    if entries.size:
+        step[has] = np.gcd.reduceat(numer, first)
+        least[has] = np.minimum.reduceat(numer, first)
+        largest[has] = np.maximum.reduceat(numer, first)
+    step = np.where(cap_numer > 0, np.gcd(step, np.maximum(cap_numer, 0)), step)
+    usable = (least > 0) & (cap_numer != 0) & (step > 0)
+    safe = np.where(step > 0, step, 1)
+    usable &= np.maximum(largest, cap_numer) // safe <= LATTICE_MAX_STEPS
+    if not usable.any():
+        return model
+    objective, col_upper, row_value = model.objective.copy(), model.col_upper.copy(), model.row_value.copy()
+    js = y_of_rows[usable]
+    objective[js] *= step[usable] / common
+    capped = usable & (cap_numer > 0)
+    col_upper[y_of_rows[capped]] = (cap_numer[capped] // step[capped]).astype(np.float64)
+    scaled = usable[row_pos]
+    row_value[entries[scaled]] = -(numer[scaled] // step[row_pos[scaled]]).astype(np.float64)
+    integral = np.zeros(model.num_cols - num_x, dtype=bool)
+    integral[js - num_x] = True
+    return replace(model, objective=objective, col_upper=col_upper, row_value=row_value, integral_y=integral)
 
 
 @dataclass(frozen=True)
@@ -338,6 +448,9 @@ def highs_of(model: MilpModel, *, names: bool = False) -> Any:
             model.num_x, np.arange(model.num_x, dtype=np.int32),
             np.array([highspy.HighsVarType.kInteger] * model.num_x),
         )
+    if model.integral_y is not None and model.integral_y.any():
+        cols = (model.num_x + np.flatnonzero(model.integral_y)).astype(np.int32)
+        h.changeColsIntegrality(cols.size, cols, np.array([highspy.HighsVarType.kInteger] * cols.size))
     if model.num_rows:
         h.addRows(
             model.num_rows,
