@@ -53,14 +53,15 @@ def test_a_cap1_unit_of_amounts_half_and_six_tenths_counts_tenths() -> None:
                   {"unit_id": "u1", "kind": "current_truth", "weight": 1.0, "saturation": "linear"},
                   {"unit_id": "u2", "kind": "current_truth", "weight": 1.0,
                    "saturation": {"pwl": [[0, 0], [0.5, 0.8], [1.5, 1.3]]}},
-                  {"unit_id": "u3", "kind": "current_truth", "weight": 1.0}],
+                  {"unit_id": "u3", "kind": "current_truth", "weight": 1.0},
+                  {"unit_id": "u4", "kind": "current_truth", "weight": 1.0}],
         "candidates": [
             {"candidate_id": "a", "experience_id": "e0", "representation": "fact", "cost": 1,
              "coverage": {"u0": 0.5, "u1": 0.75, "u2": 0.5, "u3": math.pi / 10}},
             {"candidate_id": "b", "experience_id": "e1", "representation": "fact", "cost": 1,
              "coverage": {"u0": 0.6, "u1": 1.5, "u2": 1.0, "u3": 0.5}},
             {"candidate_id": "c", "experience_id": "e2", "representation": "fact", "cost": 2,
-             "coverage": {"u0": 1.0}},
+             "coverage": {"u0": 1.0, "u4": 0.001}},
         ],
         "queries": [],
     }
@@ -76,10 +77,12 @@ def test_a_cap1_unit_of_amounts_half_and_six_tenths_counts_tenths() -> None:
     lo = int(np.searchsorted(plain.row_starts, row, side="right") - 1)
     coefficients = sorted(model.row_value[plain.row_starts[lo]:plain.row_starts[lo + 1]].tolist())
     assert coefficients == [-10.0, -6.0, -5.0, 1.0]
-    # u1 (linear, no cap): steps of 0.75; u2 (two pieces) and u3 (pi / 10) stay continuous.
+    # u1 (linear, no cap): steps of 0.75; u2 (two pieces), u3 (pi / 10) and u4 (1,000 steps of
+    # 0.001 to its cap: finer than LATTICE_MAX_STEPS) stay continuous.
     assert model.integral_y[y[1] - plain.num_x] and math.isinf(model.col_upper[y[1]])
     assert model.objective[y[1]] == pytest.approx(0.75)
     assert not model.integral_y[y[2] - plain.num_x] and not model.integral_y[y[3] - plain.num_x]
+    assert not model.integral_y[y[4] - plain.num_x] and model.col_upper[y[4]] == 1.0
     assert model.objective[y[2]] == plain.objective[y[2]] and model.col_upper[y[3]] == plain.col_upper[y[3]]
     # Nothing else moves: the x columns, the other rows, the bounds.
     assert np.array_equal(model.objective[:plain.num_x], plain.objective[:plain.num_x])
