@@ -127,14 +127,57 @@ def test_the_lattice_model_has_the_plain_models_optimum_and_lp(data: dict, frac:
     assert _lp_value(model) == pytest.approx(_lp_value(plain), rel=1e-7, abs=1e-7)
 
 
-def test_the_race_proves_opt_on_the_lattice_model_of_an_entity_timeline() -> None:
-    # Entity timeline of 300 candidates at 10%: HiGHS (in the race from the start) on the
-    # lattice model agrees with HiGHS alone on the plain one.
-    from oracles.timeline import timeline_package
+@pytest.mark.parametrize("n,seed,fraction", [(500, 2, 0.1), (700, 1, 0.1), (500, 2, 0.05)])
+def test_the_race_on_the_lattice_model_proves_opt(monkeypatch: pytest.MonkeyPatch, n: int, seed: int,
+                                                  fraction: float) -> None:
+    # Entity timelines where the race's HiGHS takes the whole MILP, moved to the lattice model
+    # at once: the result agrees with HiGHS alone on the tight model, whoever proves it.
+    from memaudit_fast.solve import race
 
-    compiled = compile_package(Package.from_dict(timeline_package(300, seed=3)))
-    budget = float(round(0.1 * float(compiled.cost.sum())))
-    alone = solve_highs(build_milp(compiled, budget, plain=True), threads=1)
+    monkeypatch.setattr(race, "RACE_LATTICE_AFTER", 1e-4)
+    compiled, budget = _timeline(n, seed, fraction)
+    alone = solve_highs(build_milp(compiled, budget), threads=1)
     assert alone.status == "optimal" and alone.objective is not None
     result = solve(compiled, budget=budget, time_limit=60, handoff_after=0.0)
     assert result.status == "optimal" and result.value == pytest.approx(alone.objective, rel=1e-9)
+    assert result.upper_bound == pytest.approx(alone.objective, rel=1e-9)
+
+
+def _timeline(n: int, seed: int, fraction: float):
+    from oracles.timeline import timeline_package
+
+    compiled = compile_package(Package.from_dict(timeline_package(n, seed=seed)))
+    return compiled, float(round(fraction * float(compiled.cost.sum())))
+
+
+def test_a_plain_run_out_of_time_goes_on_with_y_on_the_lattice() -> None:
+    import threading
+
+    from memaudit_fast import _core
+    from memaudit_fast.solve.backends import HighsStop
+    from memaudit_fast.solve.handoff import finish_with_highs
+    from memaudit_fast.solve.race import _on_the_lattice, _Race
+
+    compiled, budget = _timeline(300, 3, 0.1)
+    plain = build_milp(compiled, budget, plain=True)
+    lattice = on_unit_lattice(plain)
+    assert lattice is not plain
+    opt = solve_highs(build_milp(compiled, budget), threads=1)
+    assert opt.status == "optimal" and opt.objective is not None
+    granularity = float(_core.objective_granularity(compiled.problem))
+    no_floor = lambda: -math.inf  # noqa: E731
+    race = _Race(HighsStop(), threading.Thread())
+    first = finish_with_highs(compiled, budget, range(compiled.num_candidates), None, time_limit=1e-4,
+                              model=plain, stop=race.stop, granularity=granularity, floor=no_floor)
+    assert first is not None and not first.proven and first.milp.status == "time_limit"
+    out = _on_the_lattice(compiled, budget, race, lattice, first, None, no_floor, None)
+    assert out.proven and out.milp.status == "optimal" and out.store is not None
+    assert float(compiled.objective(sorted(out.store))) == pytest.approx(opt.objective, rel=1e-9)
+    # The run's own limit spent on the plain model, or a proven plain run: that outcome stays.
+    assert _on_the_lattice(compiled, budget, race, lattice, first, None, no_floor, first.milp.seconds) is first
+    proven = finish_with_highs(compiled, budget, range(compiled.num_candidates), None, model=plain,
+                               granularity=granularity, floor=no_floor)
+    assert proven is not None and proven.proven
+    assert _on_the_lattice(compiled, budget, race, lattice, proven, None, no_floor, None) is proven
+    race.stop.set()  # the race was won elsewhere meanwhile
+    assert _on_the_lattice(compiled, budget, race, lattice, first, None, no_floor, None) is first

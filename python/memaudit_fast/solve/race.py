@@ -2,7 +2,8 @@
 (solve/root_lp.py), hands the search its bound, looks for a store that meets it (solve/rins.py)
 or proves the search's store optimal by a few nodes of LP branching (solve/lp_branching.py),
 else closes candidates by the LP's reduced costs (solve/lp_fixing.py), then runs HiGHS on the
-MILP or on the candidates left open, stopping it once its bound is within a lattice step of
+MILP (after RACE_LATTICE_AFTER with each y counted in its unit's lattice steps) or on the
+candidates left open, stopping it once its bound is within a lattice step of
 the best store known (HiGHS's, the search's or the held one: solve/handoff.py); the first
 proof wins. :func:`.exact.solve` starts it (``finish="highs"``, the default); the search reaches it
 through its progress callback and a ``_core.BudgetStop``."""
@@ -83,6 +84,20 @@ FLOOR_FREE_SHARE = 0.2
 #: nothing, and delayed HiGHS by as much (4.53 s against 4.35 s with 0.1 s).
 FLOOR_SECONDS = RINS_SECONDS
 
+
+#: Seconds HiGHS runs on the whole MILP as written before it goes on with each y counted in
+#: steps of its unit's lattice (milp.on_unit_lattice). There HiGHS's trees are several times
+#: shorter (entity timeline 1,000 @ 10%, HiGHS alone over random seeds 0-2: 1.4-2.3 s against
+#: 4.8-9.5 s; long dialogue 1,002 @ 10%: 1.0-1.2 s against 2.1-2.4 s), but its root costs more
+#: (dialogue 1,002 @ 5%, proven at the root: 0.46-0.56 s against 0.37-0.42 s; MEMAUDIT-Small
+#: x25 @ 20%, seed 6: 0.21 s against 0.17 s), so the roots that prove in time keep the plain
+#: model.
+RACE_LATTICE_AFTER = 0.5
+
+#: Candidates at most for that move: at 10,000 candidates (55 cases) it shortened no HiGHS
+#: tree on the bench, and MEMAUDIT-Small x210 @ 20% (seed 0) took 5.4-5.7 s against 4.0 s
+#: (HiGHS on the lattice model alone: 4.9-5.3 s against 4.0-4.9 s plain).
+RACE_LATTICE_MAX_CANDIDATES = 5000
 
 @dataclass
 class _Race:
@@ -194,20 +209,19 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
                     on, race.reduced = fixed, True
                     race.fixed_open = frozenset(fixed)
                     race.runs_at = max(race.runs_at, time.monotonic())  # HiGHS on them starts now
-            # On the whole MILP, each y counted in steps of its unit's lattice (on_unit_lattice):
-            # HiGHS's trees there are long, and with y in steps several times shorter (entity
-            # timeline 1,000 @ 10%, HiGHS alone over random seeds 0-2: 1.4-2.3 s against
-            # 4.8-9.5 s). Its root costs more (long dialogue 1,002 @ 5%, closed at the root:
-            # 0.46-0.56 s against 0.37-0.42 s), and moving to it after a plain root cost more
-            # than it saved (dialogue 1,002 @ 10%: the plain root alone took 1.9 s, the lattice
-            # model's whole solve 1.05 s). On the candidates left open it stays plain: those
-            # trees are short (entity timeline 1,000 @ 2%, 165 open: 0.39 s against 0.14 s).
-            highs_model = race.model if race.reduced else on_unit_lattice(race.model)
-            race.outcome = finish_with_highs(compiled, budget, on, None, time_limit=left,
-                                             stop=race.stop, model=highs_model, on_store=heard,
+            # On the whole MILP, HiGHS that has not proved within RACE_LATTICE_AFTER goes on
+            # with each y counted in steps of its unit's lattice (see _on_the_lattice).
+            lattice = None if race.reduced or compiled.num_candidates > RACE_LATTICE_MAX_CANDIDATES \
+                else on_unit_lattice(race.model)
+            floor = _best_known(compiled, budget, race, budget_stop)
+            first = left if lattice is None or lattice is race.model else \
+                RACE_LATTICE_AFTER if left is None else min(left, RACE_LATTICE_AFTER)
+            race.outcome = finish_with_highs(compiled, budget, on, None, time_limit=first,
+                                             stop=race.stop, model=race.model, on_store=heard,
                                              start_after=max(0.0, race.runs_at - time.monotonic()),
-                                             granularity=_granularity(compiled, race),
-                                             floor=_best_known(compiled, budget, race, budget_stop))
+                                             granularity=_granularity(compiled, race), floor=floor)
+            if lattice is not None and lattice is not race.model:
+                race.outcome = _on_the_lattice(compiled, budget, race, lattice, race.outcome, heard, floor, left)
             for kept in (race.held, race.found):
                 if kept is not None and race.outcome is not None:
                     race.outcome = _with_held(compiled, race.outcome, *kept)
@@ -384,6 +398,31 @@ def _better_near(compiled: Any, budget: float, race: _Race, lp: Any, held: tuple
 
     best_near(race.model, lp, store, stop=race.stop, on_store=found, max_free_share=FLOOR_FREE_SHARE,
               seconds=FLOOR_SECONDS if left is None else min(FLOOR_SECONDS, left), at_least=value + step)
+
+
+def _on_the_lattice(compiled: Any, budget: float, race: _Race, lattice: Any, plain: Any,
+                    heard: Callable[[tuple[int, ...]], None] | None, floor: Callable[[], float],
+                    left: float | None) -> Any:
+    """HiGHS on the whole MILP with each y counted in steps of its unit's lattice (``lattice``,
+    see on_unit_lattice), after RACE_LATTICE_AFTER seconds on the plain model (``plain``, its
+    outcome) that did not prove. The store the plain run found is kept as the floor's."""
+    from .handoff import finish_with_highs
+
+    if not isinstance(plain, HandoffOutcome) or plain.proven or race.stop.is_set() \
+            or plain.milp.status != "time_limit" or (left is not None and left <= plain.milp.seconds):
+        return plain  # proven, stopped by the race, or at the run's own time limit
+    if plain.store is not None:
+        store = _checked(compiled, budget, plain.store)
+        if store is not None and (race.found is None or store[1] > race.found[1]):
+            race.found = store  # the floor's, and the outcome's if HiGHS finds none better
+    rest = None if left is None else left - plain.milp.seconds
+    out = finish_with_highs(compiled, budget, range(compiled.num_candidates), None, time_limit=rest,
+                            stop=race.stop, model=lattice, on_store=heard,
+                            granularity=_granularity(compiled, race), floor=floor)
+    if isinstance(out, HandoffOutcome) and not out.proven and plain.upper_bound is not None \
+            and (out.upper_bound is None or plain.upper_bound < out.upper_bound):
+        out = replace(out, upper_bound=plain.upper_bound)
+    return out
 
 
 def _best_known(compiled: Any, budget: float, race: _Race, budget_stop: Any) -> Callable[[], float]:
