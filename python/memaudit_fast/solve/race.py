@@ -99,6 +99,7 @@ RACE_LATTICE_AFTER = 0.5
 #: (HiGHS on the lattice model alone: 4.9-5.3 s against 4.0-4.9 s plain).
 RACE_LATTICE_MAX_CANDIDATES = 5000
 
+
 @dataclass
 class _Race:
     """HiGHS in a thread of its own (the machine's other core does the work), racing the
