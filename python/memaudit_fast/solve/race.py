@@ -88,7 +88,7 @@ FLOOR_SECONDS = RINS_SECONDS
 #: Seconds HiGHS runs on the whole MILP as written before it goes on with each y counted in
 #: steps of its unit's lattice (milp.on_unit_lattice). There HiGHS's trees are several times
 #: shorter (entity timeline 1,000 @ 10%, HiGHS alone over random seeds 0-2: 1.4-2.3 s against
-#: 4.8-9.5 s; long dialogue 1,002 @ 10%: 1.0-1.2 s against 2.1-2.4 s), but its root costs more
+#: 4.8-9.5 s; long dialogue 1,002 @ 10%: 1.0-1.2 s against 1.9-2.4 s), but its root costs more
 #: (dialogue 1,002 @ 5%, proven at the root: 0.46-0.56 s against 0.37-0.42 s; MEMAUDIT-Small
 #: x25 @ 20%, seed 6: 0.21 s against 0.17 s), so the roots that prove in time keep the plain
 #: model.
