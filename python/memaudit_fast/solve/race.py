@@ -214,14 +214,15 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
             # with each y counted in steps of its unit's lattice (see _on_the_lattice).
             lattice = None if race.reduced or compiled.num_candidates > RACE_LATTICE_MAX_CANDIDATES \
                 else on_unit_lattice(race.model)
+            if lattice is race.model:
+                lattice = None  # no unit on a lattice: nothing to move to
             floor = _best_known(compiled, budget, race, budget_stop)
-            first = left if lattice is None or lattice is race.model else \
-                RACE_LATTICE_AFTER if left is None else min(left, RACE_LATTICE_AFTER)
+            first = left if lattice is None else RACE_LATTICE_AFTER if left is None else min(left, RACE_LATTICE_AFTER)
             race.outcome = finish_with_highs(compiled, budget, on, None, time_limit=first,
                                              stop=race.stop, model=race.model, on_store=heard,
                                              start_after=max(0.0, race.runs_at - time.monotonic()),
                                              granularity=_granularity(compiled, race), floor=floor)
-            if lattice is not None and lattice is not race.model:
+            if lattice is not None:
                 race.outcome = _on_the_lattice(compiled, budget, race, lattice, race.outcome, heard, floor, left)
             for kept in (race.held, race.found):
                 if kept is not None and race.outcome is not None:
