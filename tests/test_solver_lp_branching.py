@@ -82,7 +82,7 @@ def test_a_root_one_step_above_opt_is_closed_by_a_few_nodes(long_dialogue):
     granularity = float(_core.objective_granularity(compiled.problem))
     exact = solve(compiled, budget=budget, finish=None)  # the branch-and-bound alone
     assert exact.proven_optimal
-    lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0, mir_rounds=0)  # the families alone: 1308.80
     assert lp is not None and lp.rows is not None
     assert lattice_floor(lp.bound, granularity) > exact.value + granularity / 2  # the LP alone does not prove it
     proof = prove_at_most(compiled, budget, lp, exact.value, nodes=64, seconds=10.0, proves=proves_for(compiled))
@@ -102,7 +102,7 @@ def test_the_race_branches_only_next_to_a_good_store_and_stops_the_search_when_i
     compiled, budget = long_dialogue
     exact = solve(compiled, budget=budget, finish=None)
     store = [compiled.candidate_ids.index(i) for i in exact.selected]
-    lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0, mir_rounds=0)
     # Far under the LP's bound (the empty store): no tree, nothing stopped.
     race, search = _Race(HighsStop(), threading.Thread()), SearchStub(0.0, [])
     _branch_below_lp(compiled, budget, race, lp, search)

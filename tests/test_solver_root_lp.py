@@ -223,7 +223,7 @@ def _root_lp_with_pairs(monkeypatch, compiled, budget, with_pairs: bool):
 
     with monkeypatch.context() as patch:
         patch.setattr(stage, "_core", Core())
-        return stage.root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
+        return stage.root_lp(compiled, build_milp(compiled, budget), seconds=5.0, mir_rounds=0)
 
 
 def test_the_envelope_cuts_take_the_root_lp_to_highs_root_bound_on_memaudit_small(monkeypatch):

@@ -5,6 +5,7 @@
 
 namespace py = pybind11;
 
+void register_cuts(py::module_& m);
 void register_objective(py::module_& m);
 void register_scan(py::module_& m);
 void register_solver(py::module_& m);
@@ -23,6 +24,7 @@ PYBIND11_MODULE(_core, m) {
             PyErr_SetString(PyExc_IndexError, e.what());
         }
     });
+    register_cuts(m);
     register_objective(m);
     register_scan(m);
     register_solver(m);

@@ -215,3 +215,12 @@ def objective_granularity(problem: Problem) -> float:
 
 def separate_coverage_cuts(problem: Problem, x: Sequence[float], pairs: bool = True) -> tuple[list[int], list[_Cut]]:
     """(kept candidates, the most violated coverage cut of each unit at a fractional x)."""
+
+def mir_cuts(
+    row_starts: npt.ArrayLike, row_columns: npt.ArrayLike, row_values: npt.ArrayLike, rhs: npt.ArrayLike,
+    lower: npt.ArrayLike, upper: npt.ArrayLike, step: npt.ArrayLike, point: npt.ArrayLike,
+    min_efficacy: float = 1e-6,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[np.float64],
+           npt.NDArray[np.float64], npt.NDArray[np.int32]]:
+    """The c-MIR cut of each row where one is found (mir_cuts.hpp): (starts, columns, values,
+    rhs, efficacies, source rows)."""
