@@ -20,7 +20,8 @@ def test_ctrl_c_stops_solves_in_threads() -> None:
 
         def work(k):
             started.set()
-            results[k] = solve(strongly_correlated_knapsack())[0]
+            # The search alone: the root LP's c-MIR cuts prove this knapsack in 0.02 s.
+            results[k] = solve(strongly_correlated_knapsack(), finish=None)[0]
 
         threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
         for t in threads:

@@ -46,7 +46,8 @@ def test_cancel_from_another_thread_is_prompt_and_honest():
 
     def run() -> None:
         started.set()
-        out["result"] = solve(compiled, time_limit=60, cancel=token)[0]
+        # The search alone: the root LP's c-MIR cuts prove this knapsack in 0.02 s.
+        out["result"] = solve(compiled, time_limit=60, cancel=token, finish=None)[0]
         out["done"] = time.monotonic()
 
     thread = threading.Thread(target=run)

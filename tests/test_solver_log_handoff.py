@@ -280,7 +280,8 @@ def test_cli_sigterm_keeps_the_record_and_says_how_to_stop(
     timer = threading.Timer(2.5, os.kill, (os.getpid(), signal.SIGTERM))
     timer.start()
     try:
-        code = main(["solve", str(path), "--json", "--verbose"])
+        # The search alone: the root LP's c-MIR cuts prove this knapsack in 0.02 s.
+        code = main(["solve", str(path), "--json", "--verbose", "--finish", "none"])
     finally:
         timer.cancel()
     out, err = capsys.readouterr()

@@ -178,8 +178,12 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
                 # the search, which prunes with it, and every store HiGHS finds is held up to it.
                 # It starts with the model, before handoff_after (on the other core), so that
                 # HiGHS runs that much sooner.
+                def known() -> float | None:
+                    latest = budget_stop.incumbent_of(budget)
+                    return None if latest is None else float(latest[0])
+
                 lp = root_lp(compiled, build_milp(compiled, budget), stop=race.stop,
-                             on_bound=lambda bound: budget_stop.bound(budget, bound))
+                             on_bound=lambda bound: budget_stop.bound(budget, bound), target=known)
                 if lp is not None:
                     race.lp_bound = lp.bound
                     budget_stop.bound(budget, lp.bound)
