@@ -36,7 +36,7 @@ COEFFICIENTS = st.sampled_from([-2.0, -1.0, -0.75, -0.6, -0.5, -0.3, -0.25, -0.1
 
 def _lattice_points(lower: float, upper: float, step: float) -> list[float]:
     top = upper if math.isfinite(upper) else lower + 4 * step
-    return [lower + k * step for k in range(int(round((top - lower) / step)) + 1)]
+    return [lower + k * step for k in range(round((top - lower) / step) + 1)]
 
 
 @settings(max_examples=400, deadline=None)
@@ -84,7 +84,7 @@ def test_a_coverage_row_cut_holds_at_every_store_and_beats_highs_cut_there() -> 
     # delta = 0.5); the separator must find a cut at least as efficacious that no store violates.
     a = np.array([1.0, -0.3, -1.0, -0.5])
     point = np.array([0.98, 0.6, 0.3, 0.5])
-    starts, cols, vals, rhs, eff, _ = _core.mir_cuts(
+    _, cols, vals, rhs, eff, _rows = _core.mir_cuts(
         np.array([0, 4]), np.arange(4, dtype=np.int32), a, np.array([0.0]), np.zeros(4), np.ones(4),
         np.array([0.0, 1.0, 1.0, 1.0]), point, 1e-6)
     assert rhs.size == 1
