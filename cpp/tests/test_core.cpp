@@ -15,6 +15,7 @@
 
 #include "memaudit/bounds.hpp"
 #include "memaudit/cuts.hpp"
+#include "memaudit/mir_cuts.hpp"
 #include "memaudit/objective.hpp"
 #include "memaudit/reduction.hpp"
 #include "memaudit/solver.hpp"
@@ -354,6 +355,68 @@ int main() {
     for (int seed = 0; seed < 300; ++seed) {
         std::mt19937 rng(seed);
         check_knapsack_lp(rng, seed);
+    }
+
+    // c-MIR cuts of random rows (mir_cuts.hpp): lattice columns of steps 1, 0.5 and 0.25 and at
+    // most one continuous column; every cut holds at every lattice point of its row, the
+    // continuous column at both ends of the interval the row leaves it.
+    for (int seed = 0; seed < 2000; ++seed) {
+        std::mt19937 rng(9000 + seed);
+        std::uniform_int_distribution<int> count(1, 5), kind(0, 4), pick(0, 11);
+        const double coefficients[] = {-2.0, -1.0, -0.75, -0.5, -0.3, -0.25, 0.25, 0.3, 0.5, 0.7, 1.0, 1.5};
+        const double steps[] = {1.0, 1.0, 0.5, 0.25};
+        const int n = count(rng);
+        MirColumns cols;
+        std::vector<std::int32_t> columns;
+        std::vector<double> values;
+        int continuous = -1;
+        for (int j = 0; j < n; ++j) {
+            const int k = kind(rng);
+            const bool is_continuous = k == 4 && continuous < 0;
+            const double step = is_continuous ? 0.0 : steps[k % 4];
+            const double upper = is_continuous ? 1.5 : step * (1 + pick(rng) % 3);
+            if (is_continuous) continuous = j;
+            cols.lower.push_back(0.0);
+            cols.upper.push_back(upper);
+            cols.step.push_back(step);
+            cols.point.push_back(upper * std::uniform_real_distribution<double>(0.0, 1.0)(rng));
+            columns.push_back(j);
+            values.push_back(coefficients[pick(rng)]);
+        }
+        const double b = 0.25 * (pick(rng) - 3);
+        MirCut cut;
+        if (!separate_mir_cut(columns, values, b, cols, 1e-9, &cut)) continue;
+        std::vector<double> g(static_cast<std::size_t>(n), 0.0);
+        for (std::size_t k = 0; k < cut.columns.size(); ++k) g[cut.columns[k]] = cut.coefficients[k];
+        double at_point = 0.0, norm = 0.0;
+        for (int j = 0; j < n; ++j) at_point += g[j] * cols.point[j], norm += g[j] * g[j];
+        check(at_point - cut.rhs > 0.0 && std::fabs((at_point - cut.rhs) / std::sqrt(norm) - cut.efficacy) < 1e-9,
+              "c-MIR cut violated at its point by its efficacy", seed);
+        // Every lattice point: index k counts steps per lattice column.
+        std::vector<int> at(static_cast<std::size_t>(n), 0);
+        for (;;) {
+            double fixed = 0.0, left = 0.0;
+            for (int j = 0; j < n; ++j)
+                if (j != continuous) fixed += values[j] * at[j] * cols.step[j], left += g[j] * at[j] * cols.step[j];
+            if (continuous < 0) {
+                if (fixed <= b + 1e-12) check(left <= cut.rhs + 1e-9, "c-MIR cut holds (lattice)", seed);
+            } else {
+                const double a = values[continuous];
+                double lo = 0.0, hi = cols.upper[continuous];
+                if (a > 0) hi = std::min(hi, (b - fixed) / a);
+                else lo = std::max(lo, (b - fixed) / a);
+                if (lo <= hi + 1e-12)
+                    for (double w : {lo, hi})
+                        check(left + g[continuous] * w <= cut.rhs + 1e-9, "c-MIR cut holds (mixed)", seed);
+            }
+            int j = 0;
+            for (; j < n; ++j) {
+                if (j == continuous) continue;
+                if (++at[j] * cols.step[j] <= cols.upper[j] + 1e-12) break;
+                at[j] = 0;
+            }
+            if (j == n) break;
+        }
     }
 
     // The package scanner (test_package_scan.cpp).
