@@ -162,9 +162,16 @@ def test_cli_finish_none_runs_the_search_alone(tmp_path: Any, capsys: pytest.Cap
     assert record["status"] == "optimal" and record["proved_by"] in RACE_ENGINES
 
 
-def test_handoff_before_the_root_is_done_takes_every_candidate() -> None:
+def test_handoff_before_the_root_is_done_takes_every_candidate(monkeypatch: pytest.MonkeyPatch) -> None:
     # handoff_after=0 stops the budget at its first progress line, long before the root of a
     # package this size is done: HiGHS must then get the whole problem, not an empty open set.
+    # The root LP runs without its c-MIR rounds, which prove this budget before HiGHS does.
+    import functools
+
+    from memaudit_fast.solve import race
+    from memaudit_fast.solve.root_lp import root_lp
+
+    monkeypatch.setattr(race, "root_lp", functools.partial(root_lp, mir_rounds=0))
     data = generate_package("base", seed=0, scale=70)  # about 3,300 candidates
     budget = float(round(0.2 * sum(c["cost"] for c in data["candidates"])))
     lines: list[Any] = []
