@@ -95,3 +95,16 @@ def instances(draw: Any, max_candidates: int = 12, max_units: int = 6) -> Instan
         values=np.asarray(values), saturation_of=np.asarray(sat, dtype=np.int32),
         kinds=kinds, zs=zs, hs=hs,
     )
+
+
+def with_amounts(data: dict, amounts: list[float], capacity: int = 1) -> dict:
+    """``data`` with its coverage amounts replaced by ``amounts`` in turn (entry by entry) and
+    its group capacity set (where > 1): packages whose amounts lie on chosen lattices."""
+    k = 0
+    for cand in data["candidates"]:
+        for unit in cand["coverage"]:
+            cand["coverage"][unit] = amounts[k % len(amounts)]
+            k += 1
+    if capacity > 1:
+        data["objective"]["group_capacity"] = capacity
+    return data

@@ -17,21 +17,10 @@ from memaudit_fast.solve.backends import solve_highs
 from memaudit_fast.solve.exact import solve
 from memaudit_fast.solve.milp import build_milp, highs_of, on_unit_lattice
 from oracles.exact import all_stores
-from strategies import packages
+from strategies import packages, with_amounts
 
 # Amounts on lattices of several steps (0.1, 0.25, 1/3), and two on none (pi / 10, 1e-9 off 0.3).
 AMOUNTS = [0.1, 0.25, 0.3, 0.5, 0.6, 1.0, 1.5, 2.0, 1.0 / 3.0, 2.0 / 3.0, math.pi / 10, 0.3 + 1e-9]
-
-
-def _package(data: dict, amounts: list[float], capacity: int) -> dict:
-    k = 0
-    for cand in data["candidates"]:
-        for unit in cand["coverage"]:
-            cand["coverage"][unit] = amounts[k % len(amounts)]
-            k += 1
-    if capacity > 1:
-        data["objective"]["group_capacity"] = capacity
-    return data
 
 
 def _lp_value(model) -> float:
@@ -111,7 +100,7 @@ def test_a_model_without_such_units_is_returned_as_it_is() -> None:
        amounts=st.lists(st.sampled_from(AMOUNTS), min_size=1, max_size=6), capacity=st.sampled_from([1, 1, 2]))
 def test_the_lattice_model_has_the_plain_models_optimum_and_lp(data: dict, frac: float, amounts: list[float],
                                                               capacity: int) -> None:
-    compiled = compile_package(Package.from_dict(_package(data, amounts, capacity)))
+    compiled = compile_package(Package.from_dict(with_amounts(data, amounts, capacity)))
     budget = round(frac * float(compiled.cost.sum()), 2)
     plain = build_milp(compiled, budget, plain=True)
     if plain.approximation != "exact":

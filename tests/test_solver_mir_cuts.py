@@ -24,7 +24,7 @@ from memaudit_fast.solve.backends import solve_highs
 from memaudit_fast.solve.capacity import reduce_group_capacity
 from memaudit_fast.solve.milp import build_milp
 from memaudit_fast.solve.root_lp import lattice_floor, root_lp
-from strategies import packages
+from strategies import packages, with_amounts
 
 # A column: (lower, upper, step); step 0 is continuous.
 COLUMNS = st.sampled_from([(0.0, 1.0, 1.0), (0.0, 1.0, 1.0), (0.0, 1.0, 0.1), (0.0, 1.0, 0.25), (0.0, 3.0, 1.0),
@@ -133,14 +133,7 @@ def _brute_opt(compiled, budget: float) -> float:
 @given(data=packages(max_candidates=12, max_units=5, extras=False), frac=st.sampled_from([0.2, 0.35, 0.5, 0.7]),
        amounts=st.lists(st.sampled_from(AMOUNTS), min_size=1, max_size=6), capacity=st.sampled_from([1, 1, 2]))
 def test_the_root_lp_with_mir_cuts_is_never_below_opt(data, frac, amounts, capacity) -> None:
-    k = 0
-    for cand in data["candidates"]:
-        for unit in cand["coverage"]:
-            cand["coverage"][unit] = amounts[k % len(amounts)]
-            k += 1
-    if capacity > 1:
-        data["objective"]["group_capacity"] = capacity
-    compiled = compile_package(Package.from_dict(data))
+    compiled = compile_package(Package.from_dict(with_amounts(data, amounts, capacity)))
     budget = round(frac * float(compiled.cost.sum()), 2)
     opt = _brute_opt(compiled, budget)
     if capacity > 1:

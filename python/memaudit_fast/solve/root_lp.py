@@ -244,7 +244,7 @@ def root_lp(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float
     rounds go on only while they close on it fast enough (ROOT_LP_MIR_PACE)."""
     import highspy
 
-    from .backends import _HIGHS_ONE_AT_A_TIME, highs_of, limit_next_solve
+    from .backends import highs_of
 
     if model.approximation != "exact" or model.num_x == 0 or int(compiled.group_capacity) != 1:
         # The core's cuts and exact reductions take one candidate per group: a package of
@@ -281,19 +281,10 @@ def root_lp(compiled: Any, model: MilpModel, *, stop: Any = None, seconds: float
     for _ in range(rounds + ROOT_LP_PAIR_ROUNDS + 1):
         if stop is not None and stop.is_set():
             break
-        limit_next_solve(h, float(seconds) - (time.monotonic() - started))
-        with _HIGHS_ONE_AT_A_TIME:
-            h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        solved = _solve_lp(compiled, rows, float(seconds) - (time.monotonic() - started), best, on_bound)
+        if solved is None:
             break
-        solution = h.getSolution()
-        pi = np.abs(np.asarray(solution.row_dual, dtype=np.float64))
-        best = min(best, rows.bound(pi, model.col_lower, rows.col_upper))
-        if on_bound is not None and math.isfinite(best):
-            on_bound(best)
-        value = float(h.getInfo().objective_function_value)
-        x = np.zeros(compiled.num_candidates)
-        x[model.candidates] = np.asarray(solution.col_value, dtype=np.float64)[:num_x]
+        best, value, _, x = solved
         stalled = last - value < ROOT_LP_MIN_GAIN * max(1.0, abs(value))
         if pairs is not None and pair_rounds == 1 and stalled:
             first, basis, point = pairs  # the LP the two families left, its rows and vertex
@@ -347,9 +338,6 @@ def _mir_stage(compiled: Any, rows: LpRows, point: tuple[float, np.ndarray], bes
     once the families alone stall: (the LP's value and x where it ends, the best bound). A
     stage whose first round does not lower the LP leaves no row behind and the LP at the
     vertex it found (which the LP's branching goes on from)."""
-    import highspy
-
-    from .backends import _HIGHS_ONE_AT_A_TIME, limit_next_solve
     from .mir_cuts import lattice_steps, separate_mir_cuts
 
     h, model = rows.highs, rows.model
@@ -360,20 +348,10 @@ def _mir_stage(compiled: Any, rows: LpRows, point: tuple[float, np.ndarray], bes
     for round_ in range(mir_rounds + 1):
         if stop is not None and stop.is_set():
             break
-        limit_next_solve(h, deadline - time.monotonic())
-        with _HIGHS_ONE_AT_A_TIME:
-            h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        solved = _solve_lp(compiled, rows, deadline - time.monotonic(), best, on_bound)
+        if solved is None:
             break
-        solution = h.getSolution()
-        pi = np.abs(np.asarray(solution.row_dual, dtype=np.float64))
-        best = min(best, rows.bound(pi, model.col_lower, rows.col_upper))
-        if on_bound is not None and math.isfinite(best):
-            on_bound(best)
-        value = float(h.getInfo().objective_function_value)
-        v = np.asarray(solution.col_value, dtype=np.float64)
-        x = np.zeros(compiled.num_candidates)
-        x[model.candidates] = v[:model.num_x]
+        best, value, v, x = solved
         if round_ > 0:
             if last - value < ROOT_LP_MIR_MIN_GAIN * max(1.0, abs(value)):
                 lowered = lowered or last - value > ROOT_LP_MIN_GAIN * max(1.0, abs(value))
@@ -394,6 +372,32 @@ def _mir_stage(compiled: Any, rows: LpRows, point: tuple[float, np.ndarray], bes
         h.setBasis(basis)
         return start, best
     return point, best
+
+
+def _solve_lp(compiled: Any, rows: LpRows, seconds: float, best: float,
+              on_bound: Callable[[float], None] | None) -> tuple[float, float, np.ndarray, np.ndarray] | None:
+    """Solve the LP in ``seconds`` at most: (the best bound so far, with this LP's by weak
+    duality, told to ``on_bound``; the LP's value; its columns' values; x per package
+    candidate), or None when it did not end at an optimum."""
+    import highspy
+
+    from .backends import _HIGHS_ONE_AT_A_TIME, limit_next_solve
+
+    h, model = rows.highs, rows.model
+    limit_next_solve(h, seconds)
+    with _HIGHS_ONE_AT_A_TIME:
+        h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    solution = h.getSolution()
+    pi = np.abs(np.asarray(solution.row_dual, dtype=np.float64))
+    best = min(best, rows.bound(pi, model.col_lower, rows.col_upper))
+    if on_bound is not None and math.isfinite(best):
+        on_bound(best)
+    v = np.asarray(solution.col_value, dtype=np.float64)
+    x = np.zeros(compiled.num_candidates)
+    x[model.candidates] = v[:model.num_x]
+    return best, float(h.getInfo().objective_function_value), v, x
 
 
 def _closing(compiled: Any, bound: float, gain: float, target: Callable[[], float | None] | None,
