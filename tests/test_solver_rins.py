@@ -211,3 +211,30 @@ def test_without_any_store_the_lps_own_neighbourhood_holds_a_store_at_its_bound(
     assert lp_bound_proves(best, lp.bound, granularity)
     reference = solve_highs(build_milp(compiled, budget), time_limit=60)
     assert reference.status == "optimal" and best == pytest.approx(reference.objective, rel=1e-9)
+
+
+def test_a_neighbourhoods_bound_is_never_read_as_the_milps():
+    # The race reads its stop's mip_bound as HiGHS's bound on the whole MILP (race._highs_ahead:
+    # a race whose HiGHS is ahead of the search stays on the whole MILP). A neighbourhood's
+    # HiGHS proves a bound over the neighbourhood only; on an entity timeline of 1,000 @ 5%
+    # (seed 2) such a bound kept the race off the 16% of candidates the search's root left open.
+    compiled = compile_package(Package.from_dict(_dialogue(1000, seed=0)))
+    budget = float(round(0.05 * float(compiled.cost.sum())))
+    granularity = float(_core.objective_granularity(compiled.problem))
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=30.0)
+    assert lp is not None
+    model = build_milp(compiled, budget, plain=True)
+    (early,) = _core.solve(compiled.problem, [budget], node_limit=1)
+    store = [int(u) for u in early.selected]
+    stop = HighsStop()
+    found = best_near(model, lp, store, stop=stop, seconds=30.0, at_least=early.value)
+    assert found is not None  # HiGHS ran a MIP there and proved a bound over the neighbourhood
+    search_lp_neighbourhood(model, lp, [store], granularity, stop=stop, on_store=lambda s: None, seconds=30.0)
+    assert stop.mip_bound == math.inf
+    # The same HiGHS on the same neighbourhood with that stop itself would have set it.
+    solve_highs(neighbourhood(model, lp.x, [store]), time_limit=30.0, stop=stop)
+    assert math.isfinite(stop.mip_bound)
+    # A stop set before still stops a neighbourhood: it finds nothing.
+    stopped = HighsStop()
+    stopped.set()
+    assert best_near(model, lp, store, stop=stopped, seconds=30.0) is None

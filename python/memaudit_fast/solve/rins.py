@@ -128,8 +128,8 @@ def search_lp_neighbourhood(model: MilpModel, lp: RootLp, stores: Sequence[Seque
         free = int(np.count_nonzero(near.col_upper[: near.num_x] > near.col_lower[: near.num_x]))
         if free > RINS_MAX_FREE_SHARE * near.num_x:
             continue
-        outcome = solve_highs(near, time_limit=left, threads=1, feasibility_tolerance=HIGHS_TOLERANCE, stop=stop,
-                              on_store=on_store)
+        outcome = solve_highs(near, time_limit=left, threads=1, feasibility_tolerance=HIGHS_TOLERANCE,
+                              stop=_within(stop), on_store=on_store)
     return outcome
 
 
@@ -150,8 +150,17 @@ def best_near(model: MilpModel, lp: RootLp, store: Sequence[int], *, stop: Highs
         return None
     # The store is HiGHS's start only where it meets the row (else HiGHS would discard it).
     outcome = solve_highs(near, time_limit=seconds, start_store=store if row is None else None, threads=1,
-                          feasibility_tolerance=HIGHS_TOLERANCE, stop=stop, on_store=on_store)
+                          feasibility_tolerance=HIGHS_TOLERANCE, stop=_within(stop), on_store=on_store)
     return outcome.store
+
+
+def _within(stop: HighsStop) -> HighsStop:
+    """A stop for a neighbourhood's HiGHS that ``stop`` still stops, but whose bound (over the
+    neighbourhood only, not the MILP) is kept off ``stop.mip_bound``: the race reads that as the
+    MILP's HiGHS being ahead of the search (race._highs_ahead), and on an entity timeline of 1,000
+    @ 5% (seed 2) a neighbourhood's bound kept the race off the 16% of candidates the search's
+    root left open: 0.34 s against 0.13 s."""
+    return HighsStop(parent=stop)
 
 
 __all__ = ["RINS_MAX_FREE_SHARE", "RINS_SECONDS", "best_near", "neighbourhood", "on_lattice", "search_lp_neighbourhood"]
