@@ -89,6 +89,8 @@ def _large_summary(write: Any, rows: list[dict[str, Any]]) -> None:
     slowest = 0.0
     unproven = {"ours": 0, "highs": 0, "gurobi": 0}
     missed = 0  # cases HiGHS proves and ours does not
+    under: list[str] = []  # cases HiGHS proves faster than ours
+    over: list[str] = []  # of those, cases where ours takes more than 1.5x HiGHS's time
     for row in rows:
         ours_done = row["status"] == "optimal"
         h = row["highs_seconds"]
@@ -99,6 +101,10 @@ def _large_summary(write: Any, rows: list[dict[str, Any]]) -> None:
         if row["highs_proved"]:
             slowest = max(slowest, row["ours_seconds"] / h)
             missed += not ours_done
+            if row["ours_seconds"] > h:
+                under.append(row["case"])
+            if row["ours_seconds"] > 1.5 * h:
+                over.append(row["case"])
         g = row.get("gurobi_seconds")
         if g is None:
             g_text, gr_text = "-", "-"
@@ -115,6 +121,8 @@ def _large_summary(write: Any, rows: list[dict[str, Any]]) -> None:
     if ratios:
         write(f"median HiGHS time / ours: {statistics.median(ratios):.2f}x over {len(ratios)} cases; "
               f"slowest case where HiGHS proves: ours {slowest:.2f}x HiGHS's time")
+        write(f"cases under HiGHS's speed: {len(under)}; over 1.5x HiGHS's time: {len(over)}"
+              + (f" ({', '.join(over)})" if over else ""))
     gurobi_cases = sum(r.get("gurobi_seconds") is not None for r in rows)
     write(f"unproven: ours {unproven['ours']}, HiGHS {unproven['highs']}, Gurobi {unproven['gurobi']} "
           f"(of the {gurobi_cases} its licence took); cases HiGHS proves and ours does not: {missed}; "
