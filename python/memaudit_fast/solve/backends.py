@@ -113,6 +113,20 @@ def limit_next_solve(h: Any, seconds: float) -> None:
     h.setOptionValue("time_limit", float(h.getRunTime()) + max(0.001, float(seconds)))
 
 
+def solve_lp_again(h: Any, seconds: float) -> Any | None:
+    """Solve the LP held by the HiGHS object ``h`` (warm, from its last basis) in ``seconds`` at
+    most, one HiGHS solve in the process at a time: its solution, or None when HiGHS does not
+    end at an optimum. The root LP's rounds, its reduced costs and the LP branching share it."""
+    import highspy
+
+    limit_next_solve(h, seconds)
+    with _HIGHS_ONE_AT_A_TIME:
+        h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    return h.getSolution()
+
+
 #: Seconds between two readings of a solve's ``floor`` (solve_highs): HiGHS asks its interrupt
 #: callback many times a second, and the race's floor reads the search's store.
 FLOOR_EVERY = 0.005

@@ -69,10 +69,9 @@ def prove_at_most(
     ended, within ``nodes`` and ``seconds``; ``proves(value, bound)`` says whether a node of
     proven ``bound`` is closed. None when it could not (the LP is left as it was found, but for
     cuts added: they hold for every store)."""
-    import highspy
 
     from ..model.compiled import budget_limit
-    from .backends import _HIGHS_ONE_AT_A_TIME, limit_next_solve
+    from .backends import solve_lp_again
 
     rows = lp.rows
     if rows is None:
@@ -104,12 +103,9 @@ def prove_at_most(
                 lower[column] = upper[column] = side
             h.changeColsBounds(num_x, columns, lower[:num_x], upper[:num_x])
             for cut_round in range(2):
-                limit_next_solve(h, seconds - (time.monotonic() - started))
-                with _HIGHS_ONE_AT_A_TIME:
-                    h.run()
-                if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+                solution = solve_lp_again(h, seconds - (time.monotonic() - started))
+                if solution is None:
                     return None
-                solution = h.getSolution()
                 pi = np.abs(np.asarray(solution.row_dual, dtype=np.float64))
                 if proves(value, rows.bound(pi, lower, upper)):
                     break  # closed

@@ -45,21 +45,16 @@ LP_FIX_SHARE = 0.5
 def root_duals(lp: RootLp, seconds: float) -> np.ndarray | None:
     """Row duals of the root LP as ``lp`` left it (solved again, warm, in case a tree moved its
     point), one per row (0 for rows added since); None when HiGHS does not end optimal."""
-    import highspy
-
-    from .backends import _HIGHS_ONE_AT_A_TIME, limit_next_solve
+    from .backends import solve_lp_again
 
     rows = lp.rows
     if rows is None:
         return None
-    h = rows.highs
-    limit_next_solve(h, seconds)
-    with _HIGHS_ONE_AT_A_TIME:
-        h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+    solution = solve_lp_again(rows.highs, seconds)
+    if solution is None:
         return None
     pi = np.zeros(rows.num_rows)
-    duals = np.abs(np.asarray(h.getSolution().row_dual, dtype=np.float64))
+    duals = np.abs(np.asarray(solution.row_dual, dtype=np.float64))
     pi[: min(duals.size, pi.size)] = duals[: pi.size]
     return pi
 

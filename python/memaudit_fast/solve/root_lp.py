@@ -379,17 +379,12 @@ def _solve_lp(compiled: Any, rows: LpRows, seconds: float, best: float,
     """Solve the LP in ``seconds`` at most: (the best bound so far, with this LP's by weak
     duality, told to ``on_bound``; the LP's value; its columns' values; x per package
     candidate), or None when it did not end at an optimum."""
-    import highspy
-
-    from .backends import _HIGHS_ONE_AT_A_TIME, limit_next_solve
+    from .backends import solve_lp_again
 
     h, model = rows.highs, rows.model
-    limit_next_solve(h, seconds)
-    with _HIGHS_ONE_AT_A_TIME:
-        h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+    solution = solve_lp_again(h, seconds)
+    if solution is None:
         return None
-    solution = h.getSolution()
     pi = np.abs(np.asarray(solution.row_dual, dtype=np.float64))
     best = min(best, rows.bound(pi, model.col_lower, rows.col_upper))
     if on_bound is not None and math.isfinite(best):
