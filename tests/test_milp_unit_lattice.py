@@ -145,7 +145,8 @@ def test_a_plain_run_out_of_time_goes_on_with_y_on_the_lattice() -> None:
     from memaudit_fast import _core
     from memaudit_fast.solve.backends import HighsStop
     from memaudit_fast.solve.handoff import finish_with_highs
-    from memaudit_fast.solve.race import _on_the_lattice, _Race
+    from memaudit_fast.solve.race import _checked, _Race
+    from memaudit_fast.solve.race_lattice import after_plain
 
     compiled, budget = _timeline(300, 3, 0.1)
     plain = build_milp(compiled, budget, plain=True)
@@ -156,6 +157,11 @@ def test_a_plain_run_out_of_time_goes_on_with_y_on_the_lattice() -> None:
     granularity = float(_core.objective_granularity(compiled.problem))
     no_floor = lambda: -math.inf  # noqa: E731
     race = _Race(HighsStop(), threading.Thread())
+
+    def _on_the_lattice(compiled, budget, race, lattice, plain, heard, floor, left):
+        return after_plain(compiled, budget, race, lattice, plain, heard, floor, left, granularity,
+                           lambda store: _checked(compiled, budget, store))
+
     first = finish_with_highs(compiled, budget, range(compiled.num_candidates), None, time_limit=1e-4,
                               model=plain, stop=race.stop, granularity=granularity, floor=no_floor)
     assert first is not None and not first.proven and first.milp.status == "time_limit"

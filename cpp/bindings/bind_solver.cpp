@@ -63,6 +63,13 @@ void register_solver(py::module_& m) {
         .def("stop", [](BudgetStop& s, double budget) { s.budget->store(budget); }, py::arg("budget"),
              "Stop the search of ``budget`` (of every solve watching this object) at its next check.")
         .def_property_readonly("budget", [](const BudgetStop& s) { return s.budget->load(); })
+        .def("share", [](BudgetStop& s, double budget, double share) { s.bound->set_share(budget, share); },
+             py::arg("budget"), py::arg("share"),
+             "Let the search of ``budget`` use only ``share`` (in (0, 1]) of its thread's time, "
+             "asleep the rest, while other solvers want the cores; 1 lifts it. Its results are "
+             "the same, later.")
+        .def("share_of", [](const BudgetStop& s, double budget) { return s.bound->share(budget); },
+             py::arg("budget"), "The share of its time the search of ``budget`` may use (1: all).")
         .def("bound", [](BudgetStop& s, double budget, double bound) { s.bound->set(budget, bound); },
              py::arg("budget"), py::arg("bound"),
              "Hand the search of ``budget`` an upper bound on its OPT proven elsewhere: it prunes "

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "search_tuning.hpp"
 
@@ -83,7 +84,10 @@ bool BranchAndBound::prunes(double bound) {
 void BranchAndBound::report_progress(bool force) {
     // An atomic load, no call: a solver racing this one says here that it has proven the budget.
     if (limits_.stop_budget && limits_.stop_budget->load(std::memory_order_relaxed) == budget_) stop_requested_ = true;
-    if (limits_.external_bound) external_bound_ = std::min(external_bound_, limits_.external_bound->get(budget_));
+    if (limits_.external_bound) {
+        external_bound_ = std::min(external_bound_, limits_.external_bound->get(budget_));
+        yield_share(limits_.external_bound->share(budget_));
+    }
     if (!limits_.progress) return;
     const auto now = Clock::now();
     if (!force && now < next_progress_) return;
@@ -256,6 +260,27 @@ bool BranchAndBound::poll_says_stop(Clock::time_point now) {
         poll_said_stop_ = limits_.poll();
     }
     return poll_said_stop_;
+}
+
+void BranchAndBound::yield_share(double share) {
+    // Run slices of kYieldSlice, each followed by a sleep that leaves the thread's time at
+    // `share`: a racing solver on the same cores gets the rest.
+    constexpr auto kYieldSlice = std::chrono::milliseconds(2);
+    if (share >= 1.0) {
+        slice_begun_ = Clock::time_point{};
+        return;
+    }
+    const auto now = Clock::now();
+    if (slice_begun_ == Clock::time_point{}) {
+        slice_begun_ = now;
+        return;
+    }
+    // A slice that ran long (a phase without checks) sleeps as if it were two slices: the
+    // search must hear a stop soon, and the share is lifted as soon as it is told.
+    const auto ran = std::min<Clock::duration>(now - slice_begun_, 2 * kYieldSlice);
+    if (ran < kYieldSlice) return;
+    std::this_thread::sleep_for(std::chrono::duration_cast<Clock::duration>(ran * ((1.0 - share) / share)));
+    slice_begun_ = Clock::now();
 }
 
 bool BranchAndBound::halted() {

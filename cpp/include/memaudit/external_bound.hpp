@@ -32,10 +32,26 @@ class ExternalBound {
         return budget == budget_ ? bound_ : std::numeric_limits<double>::infinity();
     }
 
+    // The search of `budget` may use only this share (in (0, 1]) of its thread's time, the
+    // rest asleep: the cores are wanted by solvers racing it (1 lifts it). Not a bound.
+    void set_share(double budget, double share) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        share_budget_ = budget;
+        share_ = share > 0.0 && share < 1.0 ? share : 1.0;
+    }
+
+    // The share of its time the search of `budget` may use (1 when none was set for it).
+    double share(double budget) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return budget == share_budget_ ? share_ : 1.0;
+    }
+
   private:
     mutable std::mutex mutex_;
     double budget_ = std::numeric_limits<double>::quiet_NaN();
     double bound_ = std::numeric_limits<double>::infinity();
+    double share_budget_ = std::numeric_limits<double>::quiet_NaN();
+    double share_ = 1.0;
 };
 
 // The search's best store for one budget (package candidate indices), published for another

@@ -195,6 +195,8 @@ class BranchAndBound {
     bool halted();
     // The poll (a pending Ctrl-C), asked at most every poll_interval; its "stop" is kept.
     bool poll_says_stop(Clock::time_point now);
+    // Sleep enough to use only `share` of the thread's time (ExternalBound::share).
+    void yield_share(double share);
     // Largest bound of any part of the tree not yet closed (>= OPT while the search runs).
     double current_upper_bound() const;
     // Whether the root's bound is more than a couple of lattice steps (or a small relative
@@ -272,6 +274,7 @@ class BranchAndBound {
     Clock::time_point next_poll_;
     Clock::time_point started_;
     Clock::time_point next_progress_;
+    Clock::time_point slice_begun_{}; // start of the current run slice while yielding
     bool log_begun_ = false; // a progress line was reported
     bool root_done_ = false;
     std::size_t root_candidates_ = 0;

@@ -2,10 +2,11 @@
 (solve/root_lp.py), hands the search its bound, looks for a store that meets it (solve/rins.py)
 or proves the search's store optimal by a few nodes of LP branching (solve/lp_branching.py),
 else closes candidates by the LP's reduced costs (solve/lp_fixing.py), then runs HiGHS on the
-MILP (after RACE_LATTICE_AFTER with each y counted in its unit's lattice steps) or on the
-candidates left open, stopping it once its bound is within a lattice step of
-the best store known (HiGHS's, the search's or the held one: solve/handoff.py); the first
-proof wins. :func:`.exact.solve` starts it (``finish="highs"``, the default); the search reaches it
+MILP or on the candidates left open, stopping it once its bound is within a lattice step of
+the best store known (HiGHS's, the search's or the held one: solve/handoff.py). On the whole
+MILP, after RACE_LATTICE_AFTER a second HiGHS, in a process of its own
+(solve/highs_process.py), takes the MILP with each y counted in its unit's lattice steps,
+while the search keeps a tenth of its core; the first proof wins. :func:`.exact.solve` starts it (``finish="highs"``, the default); the search reaches it
 through its progress callback and a ``_core.BudgetStop``."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from .. import _core
 from .backends import HighsStop
 from .handoff import HandoffOutcome
+from .race_lattice import after_plain, beside_plain, either
 from .rins import RINS_SECONDS
 from .root_lp import lattice_floor, root_lp, size_factor
 
@@ -85,19 +87,29 @@ FLOOR_FREE_SHARE = 0.2
 FLOOR_SECONDS = RINS_SECONDS
 
 
-#: Seconds HiGHS runs on the whole MILP as written before it goes on with each y counted in
-#: steps of its unit's lattice (milp.on_unit_lattice). There HiGHS's trees are several times
-#: shorter (entity timeline 1,000 @ 10%, HiGHS alone over random seeds 0-2: 1.4-2.3 s against
-#: 4.8-9.5 s; long dialogue 1,002 @ 10%: 1.0-1.2 s against 1.9-2.4 s), but its root costs more
-#: (dialogue 1,002 @ 5%, proven at the root: 0.46-0.56 s against 0.37-0.42 s; MEMAUDIT-Small
-#: x25 @ 20%, seed 6: 0.21 s against 0.17 s), so the roots that prove in time keep the plain
-#: model.
+#: Seconds HiGHS runs on the whole MILP as written before a second HiGHS, in a process of its
+#: own, takes the MILP with each y counted in steps of its unit's lattice (milp.on_unit_lattice;
+#: solve/race_lattice.py); the first still runs. There HiGHS's trees are often several times shorter
+#: (entity timeline 1,000 @ 10%, HiGHS alone over random seeds 0-2: 1.4-2.3 s against 4.8-9.5 s;
+#: long dialogue 1,002 @ 10%: 1.0-1.2 s against 1.9-2.4 s), but its root costs more (dialogue
+#: 1,002 @ 5%, proven at the root: 0.46-0.56 s against 0.37-0.42 s), so the roots that prove in
+#: time need only the plain model. Where the lattice model took the plain one's place at this
+#: point, packages whose plain run would have ended soon after lost: long dialogue 1,001 @ 5%
+#: (seed 2) 3.2-3.3 s against HiGHS alone's 1.7 s, MEMAUDIT-Small x70 @ 20% (seed 2) 1.3 s
+#: against 0.74 s; with both models, 2.0 s and 1.0 s.
 RACE_LATTICE_AFTER = 0.5
 
 #: Candidates at most for that move: at 10,000 candidates (55 cases) it shortened no HiGHS
 #: tree on the bench, and MEMAUDIT-Small x210 @ 20% (seed 0) took 5.4-5.7 s against 4.0 s
 #: (HiGHS on the lattice model alone: 4.9-5.3 s against 4.0-4.9 s plain).
 RACE_LATTICE_MAX_CANDIDATES = 5000
+
+#: The share of its core the search keeps while HiGHS runs on both models (race_lattice.py):
+#: two HiGHS and the search at full speed share two cores three ways, and the plain run, the
+#: one HiGHS alone would make, then took a third longer (dialogue 1,001 @ 5%, seed 2: 2.9 s
+#: against 2.0-2.2 s at a tenth; a quarter: 3.8 s). A search that proves later is slowed as
+#: much (dense 1,000 @ 2%, seed 0: 3.6 s against 1.7 s; HiGHS alone 23 s).
+RACE_SEARCH_SHARE = 0.1
 
 
 @dataclass
@@ -157,6 +169,10 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
 
     def run() -> None:
         try:
+            if not reduced and previous is None and compiled.num_candidates <= RACE_LATTICE_MAX_CANDIDATES:
+                from .highs_process import warm
+
+                warm()  # the process HiGHS runs the lattice model in (race_lattice.py), loading meanwhile
             if previous is not None:
                 previous.thread.join()  # one HiGHS solve at a time in a process
                 if isinstance(previous.outcome, HandoffOutcome) and previous.outcome.proven:
@@ -215,19 +231,34 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
                     race.fixed_open = frozenset(fixed)
                     race.runs_at = max(race.runs_at, time.monotonic())  # HiGHS on them starts now
             # On the whole MILP, HiGHS that has not proved within RACE_LATTICE_AFTER goes on
-            # with each y counted in steps of its unit's lattice (see _on_the_lattice).
+            # with each y counted in steps of its unit's lattice (see race_lattice.py).
             lattice = None if race.reduced or compiled.num_candidates > RACE_LATTICE_MAX_CANDIDATES \
                 else on_unit_lattice(race.model)
             if lattice is race.model:
                 lattice = None  # no unit on a lattice: nothing to move to
             floor = _best_known(compiled, budget, race, budget_stop)
-            first = left if lattice is None else RACE_LATTICE_AFTER if left is None else min(left, RACE_LATTICE_AFTER)
-            race.outcome = finish_with_highs(compiled, budget, on, None, time_limit=first,
-                                             stop=race.stop, model=race.model, on_store=heard,
-                                             start_after=max(0.0, race.runs_at - time.monotonic()),
-                                             granularity=_granularity(compiled, race), floor=floor)
-            if lattice is not None:
-                race.outcome = _on_the_lattice(compiled, budget, race, lattice, race.outcome, heard, floor, left)
+            granularity = _granularity(compiled, race)
+
+            def checked(store: Sequence[int]) -> tuple[tuple[int, ...], float] | None:
+                return _checked(compiled, budget, store)
+
+            beside = None if lattice is None else beside_plain(budget, race, lattice, heard, floor, granularity, checked,
+                                                               budget_stop, RACE_LATTICE_AFTER, RACE_SEARCH_SHARE)
+            first = left if lattice is None or beside is not None \
+                else RACE_LATTICE_AFTER if left is None else min(left, RACE_LATTICE_AFTER)
+            try:
+                race.outcome = finish_with_highs(compiled, budget, on, None, time_limit=first,
+                                                 stop=race.stop, model=race.model, on_store=heard,
+                                                 start_after=max(0.0, race.runs_at - time.monotonic()),
+                                                 granularity=_granularity(compiled, race), floor=floor)
+            finally:
+                if beside is not None:
+                    beside.close()
+            if beside is not None:
+                race.outcome = either(race.outcome, beside.outcome)
+            elif lattice is not None:
+                race.outcome = after_plain(compiled, budget, race, lattice, race.outcome, heard, floor, left,
+                                           granularity, checked)
             for kept in (race.held, race.found):
                 if kept is not None and race.outcome is not None:
                     race.outcome = _with_held(compiled, race.outcome, *kept)
@@ -404,31 +435,6 @@ def _better_near(compiled: Any, budget: float, race: _Race, lp: Any, held: tuple
 
     best_near(race.model, lp, store, stop=race.stop, on_store=found, max_free_share=FLOOR_FREE_SHARE,
               seconds=FLOOR_SECONDS if left is None else min(FLOOR_SECONDS, left), at_least=value + step)
-
-
-def _on_the_lattice(compiled: Any, budget: float, race: _Race, lattice: Any, plain: Any,
-                    heard: Callable[[tuple[int, ...]], None] | None, floor: Callable[[], float],
-                    left: float | None) -> Any:
-    """HiGHS on the whole MILP with each y counted in steps of its unit's lattice (``lattice``,
-    see on_unit_lattice), after RACE_LATTICE_AFTER seconds on the plain model (``plain``, its
-    outcome) that did not prove. The store the plain run found is kept as the floor's."""
-    from .handoff import finish_with_highs
-
-    if not isinstance(plain, HandoffOutcome) or plain.proven or race.stop.is_set() \
-            or plain.milp.status != "time_limit" or (left is not None and left <= plain.milp.seconds):
-        return plain  # proven, stopped by the race, or at the run's own time limit
-    if plain.store is not None:
-        store = _checked(compiled, budget, plain.store)
-        if store is not None and (race.found is None or store[1] > race.found[1]):
-            race.found = store  # the floor's, and the outcome's if HiGHS finds none better
-    rest = None if left is None else left - plain.milp.seconds
-    out = finish_with_highs(compiled, budget, range(compiled.num_candidates), None, time_limit=rest,
-                            stop=race.stop, model=lattice, on_store=heard,
-                            granularity=_granularity(compiled, race), floor=floor)
-    if isinstance(out, HandoffOutcome) and not out.proven and plain.upper_bound is not None \
-            and (out.upper_bound is None or plain.upper_bound < out.upper_bound):
-        out = replace(out, upper_bound=plain.upper_bound)
-    return out
 
 
 def _best_known(compiled: Any, budget: float, race: _Race, budget_stop: Any) -> Callable[[], float]:
