@@ -105,10 +105,11 @@ RACE_LATTICE_AFTER = 0.5
 RACE_LATTICE_MAX_CANDIDATES = 5000
 
 #: The share of its core the search keeps while HiGHS runs on both models (race_lattice.py):
-#: two HiGHS and the search at full speed share two cores three ways, and the plain run, the
-#: one HiGHS alone would make, then took a third longer (dialogue 1,001 @ 5%, seed 2: 2.9 s
-#: against 2.0-2.2 s at a tenth; a quarter: 3.8 s). A search that proves later is slowed as
-#: much (dense 1,000 @ 2%, seed 0: 3.6 s against 1.7 s; HiGHS alone 23 s).
+#: two HiGHS and the search at full speed share two cores three ways, and the plain run (the
+#: one HiGHS alone makes) takes longer. Long dialogue 1,001 @ 5% (seed 2; HiGHS alone 1.7 s):
+#: 2.7 s with the whole core, 2.2 s with a quarter, 2.0 s with a tenth; MEMAUDIT-Small x70 @ 20%
+#: (0.78 s): 1.10, 0.99, 0.97 s. A search that proves meanwhile pays: dense 1,000 @ 2% (seed 0;
+#: HiGHS alone 22 s) 2.1, 2.6, 3.1 s.
 RACE_SEARCH_SHARE = 0.1
 
 
