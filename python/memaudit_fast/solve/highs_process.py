@@ -7,12 +7,13 @@ which of the two proves sooner varies from package to package, by up to tens of 
 way, and no rule read off either run picks it (see race.RACE_LATTICE_AFTER).
 
 The process is a small server (``python -m memaudit_fast.solve.highs_server``), started once
-per process and kept: it loads highspy and this package once (about 0.3 s), then solves one
-model at a time. It hears through a pipe the solves asked of it, the worth of the best store
-known here (its ``floor``) and when to stop; it answers with each store HiGHS finds and the
-outcome. It dies with its parent. A process other than the main one's server is never made
-by forking (a forked copy of a process running threads may hang) nor by multiprocessing's
-spawn (which runs the user's main script again in the child).
+per process, by a thread that lives as long as the process (Linux sends the parent-death
+signal when the thread that started a child ends), and kept: it loads highspy and this
+package once (about 0.15 s), then solves one model at a time. It hears through a pipe the
+solves asked of it, the worth of the best store known here (its ``floor``) and when to stop;
+it answers with each store HiGHS finds and the outcome. It dies with its parent. It is started
+as a new interpreter: multiprocessing's fork would copy a process whose threads may hold
+locks, and its spawn and fork server run the user's main script again in the child.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def _keep() -> None:
                 continue
         try:
             server = _Server()
-        except OSError:
+        except (OSError, ValueError):
             continue
         with _SERVER_LOCK:
             _SERVER[:] = [server]
@@ -125,7 +126,7 @@ if hasattr(os, "register_at_fork"):
 def warm() -> None:
     """Have the server started if none is running (it loads on the machine's other core, about
     0.15 s), without waiting for it."""
-    if sys.platform == "win32":
+    if sys.platform == "win32" or not sys.executable:  # no interpreter to start: the race does without
         return
     with _SERVER_LOCK:
         if _SERVER and _SERVER[0].alive():
