@@ -154,7 +154,8 @@ class HighsProcess:
 
     def __init__(self, server: _Server, model: MilpModel, budget: float, granularity: float, *,
                  on_store: Callable[[tuple[int, ...]], None], floor: Callable[[], float],
-                 on_proof: Callable[[HandoffOutcome], None], while_solving: tuple[Callable[[], None], Callable[[], None]] | None = None) -> None:
+                 on_proof: Callable[[HandoffOutcome], None],
+                 while_solving: tuple[Callable[[], None], Callable[[], None]] | None = None) -> None:
         self.server, self.model, self.budget, self.granularity = server, model, budget, granularity
         self.on_store, self.floor, self.on_proof = on_store, floor, on_proof
         self.while_solving = while_solving  # called as the solve begins, and as it ends
@@ -162,7 +163,6 @@ class HighsProcess:
         self.begun = False
         self.outcome: HandoffOutcome | None = None
         self.closing = threading.Event()
-        self.done = threading.Event()
         self.id = next(_IDS)
         self.thread: threading.Thread | None = None
 
@@ -187,7 +187,8 @@ class HighsProcess:
             sent_stop = False
             while True:
                 if self.closing.is_set() and not sent_stop:
-                    sent_stop = server.send(("stop", self.id)) or True
+                    server.send(("stop", self.id))
+                    sent_stop = True
                 if not sent_stop:
                     value = self.floor()
                     if value > floor:
@@ -213,7 +214,6 @@ class HighsProcess:
             return
         finally:
             self._solved()
-            self.done.set()
             server.release()
 
     def _solved(self) -> None:
