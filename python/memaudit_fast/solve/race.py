@@ -4,10 +4,10 @@ or proves the search's store optimal by a few nodes of LP branching (solve/lp_br
 else closes candidates by the LP's reduced costs (solve/lp_fixing.py), then runs HiGHS on the
 MILP or on the candidates left open, stopping it once its bound is within a lattice step of
 the best store known (HiGHS's, the search's or the held one: solve/handoff.py). On the whole
-MILP, after RACE_LATTICE_AFTER a second HiGHS, in a process of its own
-(solve/highs_process.py), takes the MILP with each y counted in its unit's lattice steps,
-while the search keeps a tenth of its core; the first proof wins. :func:`.exact.solve` starts it (``finish="highs"``, the default); the search reaches it
-through its progress callback and a ``_core.BudgetStop``."""
+MILP, after RACE_LATTICE_AFTER a second HiGHS, in a process of its own (solve/race_lattice.py),
+takes the MILP with each y counted in its unit's lattice steps, while the search keeps a tenth
+of its core; the first proof wins. :func:`.exact.solve` starts it (``finish="highs"``, the
+default); the search reaches it through its progress callback and a ``_core.BudgetStop``."""
 
 from __future__ import annotations
 
@@ -231,8 +231,8 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
                     on, race.reduced = fixed, True
                     race.fixed_open = frozenset(fixed)
                     race.runs_at = max(race.runs_at, time.monotonic())  # HiGHS on them starts now
-            # On the whole MILP, HiGHS that has not proved within RACE_LATTICE_AFTER goes on
-            # with each y counted in steps of its unit's lattice (see race_lattice.py).
+            # On the whole MILP, HiGHS that has not proved within RACE_LATTICE_AFTER is joined
+            # by one with each y counted in steps of its unit's lattice (see race_lattice.py).
             lattice = None if race.reduced or compiled.num_candidates > RACE_LATTICE_MAX_CANDIDATES \
                 else on_unit_lattice(race.model)
             if lattice is race.model:
@@ -251,7 +251,7 @@ def _start_race(compiled: Any, budget: float, line: Any, time_limit: float | Non
                 race.outcome = finish_with_highs(compiled, budget, on, None, time_limit=first,
                                                  stop=race.stop, model=race.model, on_store=heard,
                                                  start_after=max(0.0, race.runs_at - time.monotonic()),
-                                                 granularity=_granularity(compiled, race), floor=floor)
+                                                 granularity=granularity, floor=floor)
             finally:
                 if beside is not None:
                     beside.close()
