@@ -28,8 +28,6 @@ workers
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import multiprocessing
 import os
 import signal
@@ -42,9 +40,9 @@ from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from ..errors import UsageError
+from ..solve.parent_death import arm_parent_death_signal
 from .readahead import IDLE
 
-_PR_SET_PDEATHSIG = 1  # from <sys/prctl.h>
 _STOP_SIGNAL = getattr(signal, "SIGUSR1", None)
 _stop_token: Any = None  # in a worker process: the CancelToken that SIGUSR1 sets
 _outbox: _Outbox | None = None  # in a worker of a ProcessRunner: where finished outcomes go
@@ -81,13 +79,7 @@ def _die_with_parent(parent: int | None) -> None:
         # the rest. A forked worker would otherwise run the parent's handler (a traceback, and
         # the chunk's finished packages lost) or die at once.
         signal.signal(signal.SIGTERM, _on_stop)
-    armed = False
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-            armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
-        except (OSError, AttributeError):
-            armed = False
+    armed = arm_parent_death_signal()
     current = os.getppid()
     # The parent may have died before the signal was armed: then it never comes.
     if parent is not None and current != parent:

@@ -81,16 +81,10 @@ def _die_with_parent() -> None:
     dies (elsewhere the end of the pipe does, at the reader's next read)."""
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        import ctypes
-        import ctypes.util
+    from .parent_death import arm_parent_death_signal
 
-        try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    arm_parent_death_signal()
 
 
 def main(argv: list[str]) -> None:
