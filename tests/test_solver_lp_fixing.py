@@ -235,7 +235,7 @@ def test_the_neighbourhood_search_asks_for_enough_worth_and_ends_once_few_are_op
     asked: dict = {}
 
     def stand_in(model, lp_, store, *, stop, on_store=None, seconds=0.1, at_least=None):
-        asked["at_least"] = at_least
+        asked["at_least"], asked["seconds"] = at_least, seconds
         on_store(opt_store)
         asked["ended"] = stop.is_set()
         return opt_store
@@ -245,6 +245,11 @@ def test_the_neighbourhood_search_asks_for_enough_worth_and_ends_once_few_are_op
     race = race_module._Race(HighsStop(), threading.Thread(), model=build_milp(compiled, budget, plain=True))
     kept = race_module._fix_by_lp(compiled, budget, race, lp, search, None, None)
     assert asked["at_least"] == pytest.approx(needed, abs=1e-9)
+    # Its own time, shorter than the neighbourhood search for a store at the LP's bound.
+    from memaudit_fast.solve.root_lp import size_factor
+
+    assert asked["seconds"] == pytest.approx(race_module.FIX_NEAR_SECONDS * size_factor(compiled.num_candidates))
+    assert asked["seconds"] < race_module.neighbourhood_seconds(compiled.num_candidates, None)
     assert asked["ended"] == (margin > 0)
     assert race.held is not None and race.held[1] == pytest.approx(exact.value, abs=1e-9)
     assert kept is not None and len(kept) == round(share_at_opt * compiled.num_candidates)
