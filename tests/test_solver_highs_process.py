@@ -241,8 +241,10 @@ def test_the_race_on_both_models_proves_opt(monkeypatch: pytest.MonkeyPatch, wit
     real = race_lattice.beside_plain
 
     def counted(*args, **kwargs):
-        beside.append(real(*args, **kwargs))
-        return beside[-1]
+        made = real(*args, **kwargs)
+        if not kwargs.get("cutoff"):  # the lattice model's, not the open candidates'
+            beside.append(made)
+        return made
 
     monkeypatch.setattr(race, "beside_plain", counted)
     if with_server:
@@ -266,3 +268,37 @@ def test_the_race_on_both_models_proves_opt(monkeypatch: pytest.MonkeyPatch, wit
     assert all((b is not None) == with_server for b in beside)
     if with_server:
         _claimed(30.0).release()  # a stopped solve's server answers, and is free again
+
+
+def test_the_race_on_the_open_candidates_adds_a_highs_that_prunes_by_the_best_store(monkeypatch) -> None:
+    # An entity profile where fixing by the LP's reduced costs pays: HiGHS on the open
+    # candidates is joined at once by a second one in the server that prunes by the best store
+    # known; the result is OPT, whoever proves it.
+    from memaudit_fast.solve import race_lattice
+    from memaudit_fast.solve.exact import solve
+    from oracles.packages import compiled_at_fraction
+    from oracles.profile import profile_package
+
+    compiled, budget = compiled_at_fraction(profile_package(1000, seed=0), 0.05)
+    reference = solve(compiled, budget=budget, finish=None, time_limit=120)  # the branch-and-bound alone
+    assert reference.proven_optimal
+    monkeypatch.setattr(race, "RACE_CUTOFF_AFTER", 0.0)
+    pruning: list[object] = []
+    real = race_lattice.beside_plain
+
+    def counted(*args, **kwargs):
+        made = real(*args, **kwargs)
+        if kwargs.get("cutoff"):
+            pruning.append(made)
+        return made
+
+    monkeypatch.setattr(race, "beside_plain", counted)
+    for _ in range(3):  # until a race reaches HiGHS on the open candidates with the server free
+        _claimed().release()
+        result = solve(compiled, budget=budget, time_limit=60)
+        assert result.proven_optimal and result.value == pytest.approx(reference.value, abs=1e-9)
+        assert result.upper_bound == pytest.approx(reference.value, abs=1e-9)
+        if any(made is not None for made in pruning):
+            break
+    assert any(made is not None for made in pruning), "no race ran HiGHS with the cutoff beside"
+    _claimed(30.0).release()

@@ -242,3 +242,56 @@ def test_the_race_model_with_linear_units_proves_only_opt(data: dict, frac: floa
     assert out.proven and out.upper_bound is not None and out.upper_bound >= opt - 1e-6 * max(1.0, opt)
     worth = float(compiled.objective(sorted(out.store))) if out.store else 0.0
     assert max(worth, 0.0) == pytest.approx(opt, rel=TOL, abs=1e-7)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=packages(max_candidates=9, max_units=4, extras=False), frac=st.sampled_from([0.2, 0.4, 0.7]),
+       short=st.sampled_from([0, 1, 3]), closed=st.sets(st.integers(0, 8), max_size=4))
+def test_a_cutoff_at_a_store_known_elsewhere_proves_opt_over_the_candidates_left(
+        data: dict, frac: float, short: int, closed: set[int]) -> None:
+    # As fixing leaves it: HiGHS on some candidates only, the floor a store of any (OPT's, or a
+    # few steps under). With the cutoff HiGHS prunes every node that cannot beat the floor by
+    # a step; what it states is the better of the floor and the optimum over the candidates
+    # left, its bound never under that.
+    compiled = compile_package(Package.from_dict(data))
+    budget = round(frac * float(compiled.cost.sum()))
+    granularity = float(_core.objective_granularity(compiled.problem))
+    stores = list(all_stores(compiled, budget))
+    worths = sorted({round(worth, 9) for _, worth in stores})
+    held = worths[max(0, len(worths) - 1 - short)]
+    left = [u for u in range(compiled.num_candidates) if u not in closed]
+    best_left = max(worth for store, worth in stores if set(store) <= set(left))
+    out = finish_with_highs(compiled, budget, left, None, granularity=granularity, floor=lambda: held, cutoff=True)
+    if out is None:
+        return
+    truth = max(held, best_left)
+    assert out.proven and out.upper_bound is not None
+    assert out.upper_bound >= truth - 1e-6 * max(1.0, truth)
+    found = float(compiled.objective(sorted(out.store))) if out.store else -math.inf
+    assert out.store is None or set(out.store) <= set(left)
+    assert max(held, found) == pytest.approx(truth, rel=TOL, abs=TOL)
+    if best_left > held + 1e-6 * max(1.0, held):  # a better store than the floor's is HiGHS's to find
+        assert found == pytest.approx(best_left, rel=TOL, abs=TOL)
+
+
+def test_the_cutoff_prunes_from_the_start_and_never_hides_a_better_store() -> None:
+    from oracles.timeline import timeline_package
+
+    compiled = compile_package(timeline_package(300, seed=0, tie=False))  # HiGHS alone: about 200 nodes
+    budget = round(0.1 * float(compiled.cost.sum()))
+    model = build_milp(compiled, budget, plain=True)
+    granularity = float(_core.objective_granularity(compiled.problem))
+    gap = lattice_gap(model, granularity)
+    plain = solve_highs(model, threads=1)
+    assert plain.status == "optimal" and plain.objective is not None and gap is not None and plain.nodes > 1
+    opt = plain.objective
+    # A floor at OPT: every node is pruned at the root (HiGHS takes the limit in its own,
+    # minimising, sense; the other sign would leave its path unchanged).
+    pruned = solve_highs(model, threads=1, short_of=gap, floor=lambda: opt, cutoff=granularity / 2)
+    assert pruned.status == "optimal" and pruned.bound == pytest.approx(opt, rel=1e-12)
+    assert pruned.objective is None or pruned.objective <= opt + 1e-9 * opt
+    assert pruned.nodes <= 1 < plain.nodes
+    # A floor a step under OPT: HiGHS still finds OPT's worth and proves it.
+    under = solve_highs(model, threads=1, short_of=gap, floor=lambda: opt - granularity, cutoff=granularity / 2)
+    assert under.status == "optimal" and under.objective == pytest.approx(opt, rel=1e-9)
+    assert under.bound == pytest.approx(opt, rel=1e-9)

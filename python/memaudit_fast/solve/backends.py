@@ -141,7 +141,7 @@ def solve_highs(
     model: MilpModel, *, time_limit: float | None = None, start_store: Sequence[int] | None = None,
     feasibility_tolerance: float = FEASIBILITY_TOLERANCE, threads: int | None = None,
     stop: HighsStop | None = None, on_store: Callable[[tuple[int, ...]], None] | None = None,
-    short_of: float | None = None, floor: Callable[[], float] | None = None,
+    short_of: float | None = None, floor: Callable[[], float] | None = None, cutoff: float | None = None,
 ) -> MilpOutcome:
     """Solve with HiGHS (``highspy``), to ``mip_rel_gap = 0`` and a tiny absolute gap.
 
@@ -158,6 +158,11 @@ def solve_highs(
     the best store known elsewhere, read every FLOOR_EVERY seconds; a bound within
     ``short_of`` of it proves that store optimal, and the outcome is then ``optimal`` with that
     worth as its bound, whatever HiGHS's own store (which may be worse, or none).
+    ``cutoff`` (with ``floor``): HiGHS prunes from the start every node whose bound is at most
+    the floor's worth then plus ``cutoff`` (its ``objective_bound``), as if it held a store
+    worth that much; the caller knows no store lies between (half a lattice step). HiGHS then
+    ends ``optimal`` with whatever store it has, or none: no store is worth more than that
+    limit, so the floor's store is optimal, and the outcome says so with its worth as the bound.
     """
 
     import highspy
@@ -176,6 +181,13 @@ def solve_highs(
         h.setOptionValue("threads", int(threads))
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
+    limit = None  # the worth under which HiGHS prunes every node (cutoff), once set
+    if cutoff is not None and floor is not None:
+        floor_then = floor()
+        if math.isfinite(floor_then):
+            limit = floor_then + cutoff
+            # HiGHS takes the option in its own, minimising, sense of the objective.
+            h.setOptionValue("objective_bound", -limit)
     if start_store is not None and model.num_x:
         # Every x column set: x = 1 on the store, 0 elsewhere; HiGHS completes the y columns.
         chosen = {int(u) for u in start_store}
@@ -202,6 +214,8 @@ def solve_highs(
         def close_enough(event: Any) -> None:
             out = event.data_out
             best = float(out.mip_primal_bound)  # -inf before HiGHS's first store
+            if limit is not None and best <= limit:
+                best = -math.inf  # the limit itself, while HiGHS holds no store worth more
             if floor is not None:
                 now = time.monotonic()
                 if now >= known[1]:
@@ -231,6 +245,14 @@ def solve_highs(
     bound: float | None = float(info.mip_dual_bound)
     if bound is not None and not math.isfinite(bound):
         bound = None
+    if limit is not None and cutoff is not None and floor is not None:
+        if status in ("optimal", "infeasible") and (objective is None or objective <= limit):
+            # Every node HiGHS did not prune is done, and none holds a store worth more than
+            # the limit: the floor's store (worth limit - cutoff) is optimal. HiGHS's own
+            # bound may lie under it, since the limit pruned those nodes.
+            closed[0], status = max(limit - cutoff, floor()), "interrupted"
+        elif bound is not None:
+            bound = max(bound, limit)  # the pruned nodes are bounded by the limit only
     if closed[0] is not None and status == "interrupted":
         # No store lies between the bound and the best store known: that store is optimal.
         status, bound = "optimal", closed[0] if objective is None else max(closed[0], objective)

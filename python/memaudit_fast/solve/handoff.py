@@ -87,7 +87,7 @@ def finish_with_highs(
     compiled: Any, budget: float, open_candidates: Sequence[int], incumbent: Sequence[int] | None,
     *, time_limit: float | None = None, model: MilpModel | None = None, stop: HighsStop | None = None,
     start_after: float = 0.0, on_store: Callable[[tuple[int, ...]], None] | None = None,
-    granularity: float = 0.0, floor: Callable[[], float] | None = None,
+    granularity: float = 0.0, floor: Callable[[], float] | None = None, cutoff: bool = False,
 ) -> HandoffOutcome | None:
     """HiGHS on the open part of the MILP, started from ``incumbent`` (if any); None when the
     package's saturation has no exact MILP (log1p). With ``start_after``, the model is built
@@ -95,7 +95,9 @@ def finish_with_highs(
     objective's ``granularity`` (every F(X) a multiple of it; 0: none known), HiGHS's store is
     proven once its bound is less than a step above it (:func:`lattice_gap`). ``floor``: the
     worth of the best store known outside HiGHS (see ``solve_highs``); a bound that close to it
-    proves that store optimal, and the outcome is proven with its worth as the bound."""
+    proves that store optimal, and the outcome is proven with its worth as the bound. With
+    ``cutoff`` (and a lattice), HiGHS prunes from the start every node that cannot beat the
+    floor's worth then by a step (``solve_highs``'s ``cutoff``: half a step above it)."""
     run_at = time.monotonic() + start_after
     if model is None:
         model = build_milp(compiled, budget)
@@ -109,7 +111,8 @@ def finish_with_highs(
     # HiGHS's own tolerances (its store is re-evaluated exactly by the caller), one thread.
     outcome = solve_highs(restricted, time_limit=time_limit, start_store=incumbent,
                           feasibility_tolerance=HIGHS_TOLERANCE, threads=1, stop=stop, on_store=on_store,
-                          short_of=_stop_short_of(restricted, granularity, floor), floor=floor)
+                          short_of=_stop_short_of(restricted, granularity, floor), floor=floor,
+                          cutoff=granularity / 2 if cutoff and lattice_gap(restricted, granularity) is not None else None)
     proven = outcome.status == "optimal"
     bound = outcome.bound
     if bound is None or not math.isfinite(bound):

@@ -2,9 +2,11 @@
 
 highspy runs one solve per process at a time (backends._HIGHS_ONE_AT_A_TIME), so a second
 model raced at once needs a second process. The race (solve/race.py) uses one for HiGHS on
-the lattice model (milp.on_unit_lattice) while its own HiGHS goes on with the plain model:
-which of the two proves sooner varies from package to package, by up to tens of times either
-way, and no rule read off either run picks it (see race.RACE_LATTICE_AFTER).
+the lattice model (milp.on_unit_lattice) while its own HiGHS goes on with the plain model,
+and on the candidates fixing left open for HiGHS pruning by the best store known from the
+start (race.RACE_CUTOFF_AFTER): which of two such runs proves sooner varies from package to
+package, by up to tens of times either way, and no rule read off either run picks it (see
+race.RACE_LATTICE_AFTER).
 
 The process is a small server (``python -m memaudit_fast.solve.highs_server``), started once
 per process, by a thread that lives as long as the process (Linux sends the parent-death
@@ -148,15 +150,17 @@ def claim() -> _Server | None:
 
 
 class HighsProcess:
-    """HiGHS on ``model`` in the server process, from :meth:`start_at`; ``outcome`` once it
-    returns. ``on_store`` hears its stores here (in a relay thread); ``floor()`` is read every
+    """HiGHS on ``model`` in the server process, from :meth:`start_at` (with ``cutoff``, pruning
+    by the floor from the start); ``outcome`` once it returns. ``on_store`` hears its stores here (in a relay thread); ``floor()`` is read every
     RELAY_EVERY seconds and handed on; ``on_proof`` is called once it proves."""
 
     def __init__(self, server: _Server, model: MilpModel, budget: float, granularity: float, *,
                  on_store: Callable[[tuple[int, ...]], None], floor: Callable[[], float],
                  on_proof: Callable[[HandoffOutcome], None],
-                 while_solving: tuple[Callable[[], None], Callable[[], None]] | None = None) -> None:
+                 while_solving: tuple[Callable[[], None], Callable[[], None]] | None = None,
+                 cutoff: bool = False) -> None:
         self.server, self.model, self.budget, self.granularity = server, model, budget, granularity
+        self.cutoff = cutoff  # HiGHS prunes by the floor from the start (handoff.finish_with_highs)
         self.on_store, self.floor, self.on_proof = on_store, floor, on_proof
         self.while_solving = while_solving  # called as the solve begins, and as it ends
         self.hooks_lock = threading.Lock()
@@ -178,7 +182,8 @@ class HighsProcess:
             if self.closing.wait(max(0.0, when - time.monotonic())) or not server.wait_ready(self.closing):
                 return
             floor = self.floor()
-            if not server.send(("solve", self.id, self.model, self.budget, self.granularity, time_limit, floor)):
+            if not server.send(("solve", self.id, self.model, self.budget, self.granularity, time_limit, floor,
+                                self.cutoff)):
                 return
             with self.hooks_lock:
                 if self.while_solving is not None and not self.closing.is_set():

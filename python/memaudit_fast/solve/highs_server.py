@@ -1,7 +1,8 @@
 """The server of solve/highs_process.py: HiGHS on one model at a time, for its parent process.
 
 Run as ``python -m memaudit_fast.solve.highs_server READ_FD WRITE_FD``. It says ``ready`` once
-highspy is loaded, then takes ``("solve", id, model, budget, granularity, time_limit, floor)``,
+highspy is loaded, then takes ``("solve", id, model, budget, granularity, time_limit, floor,
+cutoff)``,
 ``("floor", id, worth)`` and ``("stop", id)``, and answers ``("store", id, store)`` for each
 store HiGHS finds and ``("done", id, outcome)`` (a HandoffOutcome, or None). It ends when its
 parent does (parent-death signal, or the end of its pipe).
@@ -53,7 +54,7 @@ def serve(requests: Connection, answers: Connection) -> None:
     threading.Thread(target=read, daemon=True).start()
     send(("ready", 0, None))
     while True:
-        _, ident, model, budget, granularity, time_limit, floor = solves.get()
+        _, ident, model, budget, granularity, time_limit, floor, cutoff = solves.get()
         stop = HighsStop()
         floors[ident] = max(floors.get(ident, -math.inf), float(floor))
         current.update(id=ident, stop=stop)
@@ -67,7 +68,8 @@ def serve(requests: Connection, answers: Connection) -> None:
 
         try:
             out = finish_with_highs(None, budget, model.candidates, None, time_limit=time_limit, model=model,
-                                    stop=stop, on_store=found, granularity=granularity, floor=floor_of)
+                                    stop=stop, on_store=found, granularity=granularity, floor=floor_of,
+                                    cutoff=cutoff)
         except Exception:  # noqa: BLE001 - the parent goes on without this solve
             out = None
         current.update(id=None, stop=None)

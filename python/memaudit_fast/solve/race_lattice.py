@@ -49,12 +49,14 @@ def after_plain(compiled: Any, budget: float, race: Any, lattice: Any, plain: An
 
 def beside_plain(budget: float, race: Any, lattice: Any, heard: Callable[[tuple[int, ...]], None] | None,
                  floor: Callable[[], float], granularity: float, checked: Checked, budget_stop: Any,
-                 after: float, search_share: float) -> Any:
-    """HiGHS on the lattice model in a process of its own, due ``after`` seconds into the plain
-    run, which goes on; the caller closes it once the plain run returns. Its proof stops the
-    plain run (``race.stop``); its stores are checked against the root LP (``heard``) and kept
-    as the plain run's floor. While it runs the search of ``budget`` keeps ``search_share`` of
-    its core. None where no process is free: the caller goes on with :func:`after_plain`."""
+                 after: float, search_share: float, cutoff: bool = False) -> Any:
+    """HiGHS on the lattice model (or another second model: ``lattice``) in a process of its
+    own, due ``after`` seconds into the plain run, which goes on; the caller closes it once the
+    plain run returns. Its proof stops the plain run (``race.stop``); its stores are checked
+    against the root LP (``heard``) and kept as the plain run's floor. While it runs the search
+    of ``budget`` keeps ``search_share`` of its core. ``cutoff``: it prunes by the floor from
+    the start (handoff.finish_with_highs). None where no process is free: the caller goes on
+    with :func:`after_plain`."""
     from .highs_process import HighsProcess, claim
 
     server = claim()
@@ -69,7 +71,7 @@ def beside_plain(budget: float, race: Any, lattice: Any, heard: Callable[[tuple[
     share = None if budget_stop is None else (lambda: budget_stop.share(budget, search_share),
                                               lambda: budget_stop.share(budget, 1.0))
     beside = HighsProcess(server, lattice, budget, granularity, on_store=store, floor=floor,
-                          on_proof=lambda _: race.stop.set(), while_solving=share)
+                          on_proof=lambda _: race.stop.set(), while_solving=share, cutoff=cutoff)
     # Due once the plain run has had ``after`` (it starts at runs_at, or now if the stages
     # before it ran late); the plain run's time limit ends both.
     beside.start_at(max(race.runs_at, time.monotonic()) + after, None)
