@@ -340,7 +340,7 @@ def test_a_race_needs_no_progress_line_after_it_starts(monkeypatch: pytest.Monke
     # One more comes when the root is done, if that is after the first (the race may move to
     # the candidates the root left open).
     seen: list[tuple[float, bool]] = []
-    real = exact._handoff_watch
+    real = exact.handoff_watch
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         watch, interval, first = real(*args, **kwargs)
@@ -351,7 +351,7 @@ def test_a_race_needs_no_progress_line_after_it_starts(monkeypatch: pytest.Monke
 
         return counted, interval, first
 
-    monkeypatch.setattr(exact, "_handoff_watch", counting)
+    monkeypatch.setattr(exact, "handoff_watch", counting)
     data = hard_package()
     (budget,) = data["budgets"]
     result = solve(data, budget=budget, finish="highs", handoff_after=0.05, time_limit=1.0)
@@ -418,7 +418,7 @@ def test_a_race_moves_to_the_roots_open_candidates_only_when_they_are_few() -> N
     def run(lines: list[_Line]) -> list[tuple[bool, Any]]:
         started.clear()
         races: dict[float, Any] = {}
-        watch, _, _ = exact._handoff_watch(None, 1.0, 0.05, races, start, 100)
+        watch, _, _ = exact.handoff_watch(None, 1.0, 0.05, races, start, 100)
         for line in lines:
             watch(line)
         return list(started)
@@ -460,7 +460,7 @@ def test_a_race_whose_highs_bound_is_already_tighter_than_the_search_keeps_the_w
     def run(search_bound: float) -> list[bool]:
         started.clear()
         races: dict[float, Any] = {}
-        watch, _, _ = exact._handoff_watch(None, 1.0, 0.05, races, start, 100)
+        watch, _, _ = exact.handoff_watch(None, 1.0, 0.05, races, start, 100)
         for line in (_Line(0.05), _Line(0.2, True, (1, 2, 3), upper_bound=search_bound)):
             watch(line)
         return list(started)
@@ -530,7 +530,7 @@ def test_a_race_that_has_not_begun_moves_to_the_open_candidates_whatever_their_s
 
     try:
         races: dict[float, Any] = {}
-        watch, _, _ = exact._handoff_watch(None, 1.0, 0.05, races, start, 100)
+        watch, _, _ = exact.handoff_watch(None, 1.0, 0.05, races, start, 100)
         many = tuple(range(90))
         due = 0.05 - exact.RACE_PREPARE  # the model is built from here; HiGHS runs from 0.05
         watch(_Line(due))
@@ -617,7 +617,7 @@ def test_a_race_on_the_candidates_fixing_left_moves_to_those_the_root_leaves_too
     def run(open_candidates: tuple[int, ...]) -> int:
         started.clear()
         races: dict[float, Any] = {}
-        watch, _, _ = exact._handoff_watch(None, 1.0, 0.05, races, start, 100)
+        watch, _, _ = exact.handoff_watch(None, 1.0, 0.05, races, start, 100)
         for line in (_Line(0.05), _Line(0.2, True, open_candidates), _Line(0.3, True, open_candidates)):
             watch(line)
         return len(started) - 1  # moves

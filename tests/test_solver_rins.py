@@ -214,7 +214,7 @@ def test_without_any_store_the_lps_own_neighbourhood_holds_a_store_at_its_bound(
 
 
 def test_a_neighbourhoods_bound_is_never_read_as_the_milps():
-    # The race reads its stop's mip_bound as HiGHS's bound on the whole MILP (race._highs_ahead:
+    # The race reads its stop's mip_bound as HiGHS's bound on the whole MILP (race_watch._highs_ahead:
     # a race whose HiGHS is ahead of the search stays on the whole MILP). A neighbourhood's
     # HiGHS proves a bound over the neighbourhood only; on an entity timeline of 1,000 @ 5%
     # (seed 2) such a bound kept the race off the 16% of candidates the search's root left open.

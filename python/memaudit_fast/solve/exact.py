@@ -47,6 +47,14 @@ from ..model.compiled import check_budget, check_budgets
 from .backends import HighsStop  # noqa: F401 - reached as exact.HighsStop
 from .handoff import HandoffOutcome
 from .race import (  # noqa: F401 - the race's names, as the tests and earlier callers reach them
+    _held_to_lp_bound,
+    _infeasible,
+    _merge,
+    _Race,
+    _start_race,
+    lp_bound_proves,
+)
+from .race_watch import (  # noqa: F401 - as above
     RACE_FIRST,
     RACE_LOGGED,
     RACE_MOVE_LATEST,
@@ -55,13 +63,7 @@ from .race import (  # noqa: F401 - the race's names, as the tests and earlier c
     RACE_QUIET,
     RACE_RESTART_SHARE,
     RACE_SWITCH_GRACE,
-    _handoff_watch,
-    _held_to_lp_bound,
-    _infeasible,
-    _merge,
-    _Race,
-    _start_race,
-    lp_bound_proves,
+    handoff_watch,
 )
 
 __all__ = ["DEFAULT_FINISH", "FINISHERS", "RESULT_FORMAT", "STATUSES", "CancelToken", "SolveProgress", "SolveResult", "format_progress", "solve"]
@@ -322,7 +324,7 @@ def solve(
             raise UsageError(f"handoff_after must be >= 0 seconds, got {handoff_after!r}")
         budget_stop = _core.BudgetStop()
         stopper = budget_stop
-        progress, interval, first = _handoff_watch(
+        progress, interval, first = handoff_watch(
             log, float(log_interval), float(handoff_after), races,
             lambda b, line, after, previous=None: _start_race(compiled, b, line, limit, after, stopper, previous),
             compiled.num_candidates)
