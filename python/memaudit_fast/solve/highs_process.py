@@ -150,9 +150,10 @@ def claim() -> _Server | None:
 
 
 class HighsProcess:
-    """HiGHS on ``model`` in the server process, from :meth:`start_at` (with ``cutoff``, pruning
-    by the floor from the start); ``outcome`` once it returns. ``on_store`` hears its stores here (in a relay thread); ``floor()`` is read every
-    RELAY_EVERY seconds and handed on; ``on_proof`` is called once it proves."""
+    """HiGHS on ``model`` in the server process, from :meth:`start_at` (with ``cutoff``,
+    pruning by the floor from the start); ``outcome`` once it returns. ``on_store`` hears its
+    stores here (in a relay thread); ``floor()`` is read every RELAY_EVERY seconds and handed
+    on; ``on_proof`` is called once it proves."""
 
     def __init__(self, server: _Server, model: MilpModel, budget: float, granularity: float, *,
                  on_store: Callable[[tuple[int, ...]], None], floor: Callable[[], float],

@@ -7,8 +7,9 @@ the best store known (HiGHS's, the search's or the held one: solve/handoff.py). 
 MILP, after RACE_LATTICE_AFTER a second HiGHS, in a process of its own (solve/race_lattice.py),
 takes the MILP with each y counted in its unit's lattice steps, while the search keeps a tenth
 of its core; on the open candidates, after RACE_CUTOFF_AFTER, a second HiGHS takes them
-pruning by the best store known from the start; the first proof wins. :func:`.exact.solve` starts it (``finish="highs"``, the
-default); the search reaches it through its progress callback and a ``_core.BudgetStop``."""
+pruning by the best store known from the start; the first proof wins. :func:`.exact.solve`
+starts it (``finish="highs"``, the default); the search reaches it through its progress
+callback (solve/race_watch.py) and a ``_core.BudgetStop``."""
 
 from __future__ import annotations
 
