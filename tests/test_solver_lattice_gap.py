@@ -295,3 +295,27 @@ def test_the_cutoff_prunes_from_the_start_and_never_hides_a_better_store() -> No
     under = solve_highs(model, threads=1, short_of=gap, floor=lambda: opt - granularity, cutoff=granularity / 2)
     assert under.status == "optimal" and under.objective == pytest.approx(opt, rel=1e-9)
     assert under.bound == pytest.approx(opt, rel=1e-9)
+
+
+def test_a_store_off_the_reduced_problems_lattice_is_never_the_one_proven() -> None:
+    # The lattice is the reduced problem's: c4 (worth 1.0) is dominated by c5 (1.5) in their
+    # group and dropped, so the step is 1.5 and 1.0 lies off it. A floor of 1.0 must not be
+    # proven by a bound less than a step above it, with the cutoff or without.
+    candidates = [{"candidate_id": f"c{i}", "experience_id": "e0", "representation": "raw_span", "cost": 0,
+                   "coverage": {}} for i in range(8)]
+    candidates[4]["coverage"] = {"u0": 0.0, "u1": 1.0}
+    candidates[5]["coverage"] = {"u1": 1.5}
+    data = {"format": "memaudit.package/1", "package_id": "off-lattice", "objective": {"saturation": "linear"},
+            "budgets": [0], "experiences": [{"experience_id": "e0", "timestamp": 0, "text": "turn 0"}],
+            "units": [{"unit_id": "u0", "kind": "current_truth"}, {"unit_id": "u1", "kind": "current_truth"}],
+            "candidates": candidates, "queries": [{"query_id": "q0", "text": "?", "required_unit_ids": ["u1"]}]}
+    compiled = compile_package(Package.from_dict(data))
+    granularity = float(_core.objective_granularity(compiled.problem))
+    assert granularity == pytest.approx(1.5)
+    assert float(compiled.objective([4])) == pytest.approx(1.0)
+    for cutoff in (False, True):
+        out = finish_with_highs(compiled, 0.0, range(compiled.num_candidates), None, granularity=granularity,
+                                floor=lambda: 1.0, cutoff=cutoff)
+        assert out is not None and out.proven and out.store is not None
+        assert float(compiled.objective(sorted(out.store))) == pytest.approx(1.5)
+        assert out.upper_bound == pytest.approx(1.5)

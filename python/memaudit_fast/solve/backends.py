@@ -142,6 +142,7 @@ def solve_highs(
     feasibility_tolerance: float = FEASIBILITY_TOLERANCE, threads: int | None = None,
     stop: HighsStop | None = None, on_store: Callable[[tuple[int, ...]], None] | None = None,
     short_of: float | None = None, floor: Callable[[], float] | None = None, cutoff: float | None = None,
+    granularity: float = 0.0,
 ) -> MilpOutcome:
     """Solve with HiGHS (``highspy``), to ``mip_rel_gap = 0`` and a tiny absolute gap.
 
@@ -157,7 +158,11 @@ def solve_highs(
     (11,673 nodes) against 7.1 s (6,359 nodes). ``floor`` (with ``short_of``): the worth of
     the best store known elsewhere, read every FLOOR_EVERY seconds; a bound within
     ``short_of`` of it proves that store optimal, and the outcome is then ``optimal`` with that
-    worth as its bound, whatever HiGHS's own store (which may be worse, or none).
+    worth as its bound, whatever HiGHS's own store (which may be worse, or none). With the
+    lattice's ``granularity`` (OPT a multiple of it, a store off it never optimal: the lattice
+    is the reduced problem's, and a store of candidates the reduction dropped may lie between
+    two points), the best store's worth is brought down to its lattice point before the
+    comparison: a bound less than a step above that point proves OPT is at most it.
     ``cutoff`` (with ``floor``): HiGHS prunes from the start every node whose bound is at most
     the floor's worth then plus ``cutoff`` (its ``objective_bound``), as if it held a store
     worth that much; the caller knows no store lies between (half a lattice step). HiGHS then
@@ -181,9 +186,14 @@ def solve_highs(
         h.setOptionValue("threads", int(threads))
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
+    from .root_lp import lattice_floor
+
+    def on_lattice(worth: float) -> float:
+        return lattice_floor(worth, granularity) if granularity > 0 and math.isfinite(worth) else worth
+
     limit = None  # the worth under which HiGHS prunes every node (cutoff), once set
     if cutoff is not None and floor is not None:
-        floor_then = floor()
+        floor_then = on_lattice(floor())
         if math.isfinite(floor_then):
             limit = floor_then + cutoff
             # HiGHS takes the option in its own, minimising, sense of the objective.
@@ -221,6 +231,7 @@ def solve_highs(
                 if now >= known[1]:
                     known[0], known[1] = floor(), now + FLOOR_EVERY
                 best = max(best, known[0])
+            best = on_lattice(best)
             if float(out.mip_dual_bound) - best < short_of:
                 closed[0] = best
                 event.interrupt()
@@ -250,7 +261,7 @@ def solve_highs(
             # Every node HiGHS did not prune is done, and none holds a store worth more than
             # the limit: the floor's store (worth limit - cutoff) is optimal. HiGHS's own
             # bound may lie under it, since the limit pruned those nodes.
-            closed[0], status = max(limit - cutoff, floor()), "interrupted"
+            closed[0], status = max(limit - cutoff, on_lattice(floor())), "interrupted"
         elif bound is not None:
             bound = max(bound, limit)  # the pruned nodes are bounded by the limit only
     if closed[0] is not None and status == "interrupted":
