@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CertificationError
-from .milp import MilpModel, highs_of
+from .milp import MilpModel, highs_of, lattice_floor
 
 #: Integrality and feasibility tolerance asked of both solvers: the certificate then rounds
 #: x and re-evaluates every store exactly, so only the dual bound carries solver tolerance.
@@ -186,8 +186,6 @@ def solve_highs(
         h.setOptionValue("threads", int(threads))
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
-    from .root_lp import lattice_floor
-
     def on_lattice(worth: float) -> float:
         return lattice_floor(worth, granularity) if granularity > 0 and math.isfinite(worth) else worth
 

@@ -429,6 +429,13 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def lattice_floor(bound: float, granularity: float) -> float:
+    """The lattice point of step ``granularity`` at or under ``bound``, with room for rounding
+    (only upwards: a lattice point a hair above the bound is kept). 0.05 is not a binary
+    fraction: 1297.5 / 0.05 rounds below 25950 and must still count."""
+    return granularity * math.floor(bound / granularity + 1e-6)
+
+
 def highs_of(model: MilpModel, *, names: bool = False) -> Any:
     """A quiet HiGHS instance holding ``model`` (maximised); ``names``: readable column and row
     names (``x<j>``, ``y<k>``, ``r<k>``), for the model files anyone can re-check."""

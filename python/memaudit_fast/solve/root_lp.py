@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .milp import MilpModel
+from .milp import MilpModel, lattice_floor  # noqa: F401 - also reached as root_lp.lattice_floor
 
 #: Cut rounds at most (each: separate at the LP optimum, add the cuts, solve again). The stage
 #: delays the racing HiGHS by its length, so it is kept short: the roots it closes on the bench
@@ -101,13 +101,6 @@ ROOT_LP_MIR_STEPS = 4
 #: Relative rounding margin on the dual bound: every product and sum in it is rounded at most a
 #: few thousand times (one per entry of a column), each by 2^-53; 1e-12 covers that with room.
 ROUNDING_MARGIN = 1e-12
-
-
-def lattice_floor(bound: float, granularity: float) -> float:
-    """The lattice point of step ``granularity`` at or under ``bound``, with room for rounding
-    (only upwards: a lattice point a hair above the bound is kept). 0.05 is not a binary
-    fraction: 1297.5 / 0.05 rounds below 25950 and must still count."""
-    return granularity * math.floor(bound / granularity + 1e-6)
 
 
 def reduced_costs(objective: np.ndarray, row_index: np.ndarray, row_value: np.ndarray, row_of_entry: np.ndarray,
