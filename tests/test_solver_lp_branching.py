@@ -18,8 +18,8 @@ from memaudit_fast.model.compiled import budget_limit, compile_package
 from memaudit_fast.model.package import Package
 from memaudit_fast.solve.exact import lp_bound_proves, solve
 from memaudit_fast.solve.lp_branching import prove_at_most
-from memaudit_fast.solve.milp import build_milp
-from memaudit_fast.solve.root_lp import lattice_floor, root_lp
+from memaudit_fast.solve.milp import build_milp, lattice_floor
+from memaudit_fast.solve.root_lp import root_lp
 from oracles.search_stub import SearchStub
 from strategies import packages
 

@@ -22,8 +22,8 @@ from memaudit_fast.model.package import Package
 from memaudit_fast.solve import mir_cuts
 from memaudit_fast.solve.backends import solve_highs
 from memaudit_fast.solve.capacity import reduce_group_capacity
-from memaudit_fast.solve.milp import build_milp
-from memaudit_fast.solve.root_lp import lattice_floor, root_lp
+from memaudit_fast.solve.milp import build_milp, lattice_floor
+from memaudit_fast.solve.root_lp import root_lp
 from strategies import packages, with_amounts
 
 # A column: (lower, upper, step); step 0 is continuous.

@@ -186,12 +186,12 @@ def solve_highs(
         h.setOptionValue("threads", int(threads))
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
-    def on_lattice(worth: float) -> float:
+    def to_lattice(worth: float) -> float:
         return lattice_floor(worth, granularity) if granularity > 0 and math.isfinite(worth) else worth
 
     limit = None  # the worth under which HiGHS prunes every node (cutoff), once set
     if cutoff is not None and floor is not None:
-        floor_then = on_lattice(floor())
+        floor_then = to_lattice(floor())
         if math.isfinite(floor_then):
             limit = floor_then + cutoff
             # HiGHS takes the option in its own, minimising, sense of the objective.
@@ -229,7 +229,7 @@ def solve_highs(
                 if now >= known[1]:
                     known[0], known[1] = floor(), now + FLOOR_EVERY
                 best = max(best, known[0])
-            best = on_lattice(best)
+            best = to_lattice(best)
             if float(out.mip_dual_bound) - best < short_of:
                 closed[0] = best
                 event.interrupt()
@@ -259,7 +259,7 @@ def solve_highs(
             # Every node HiGHS did not prune is done, and none holds a store worth more than
             # the limit: the floor's store (worth limit - cutoff) is optimal. HiGHS's own
             # bound may lie under it, since the limit pruned those nodes.
-            closed[0], status = max(limit - cutoff, on_lattice(floor())), "interrupted"
+            closed[0], status = max(limit - cutoff, to_lattice(floor())), "interrupted"
         elif bound is not None:
             bound = max(bound, limit)  # the pruned nodes are bounded by the limit only
     if closed[0] is not None and status == "interrupted":

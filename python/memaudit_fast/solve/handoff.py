@@ -108,13 +108,13 @@ def finish_with_highs(
     waited = stop.wait(delay) if stop is not None and delay > 0 else False
     if waited or (stop is not None and stop.is_set()):  # stopped while the model was being built
         return HandoffOutcome(False, None, None, MilpOutcome("highs", highs_version(), "interrupted", None, None, None, 0, 0.0))
-    on_lattice = lattice_gap(restricted, granularity) is not None
+    lattice_known = lattice_gap(restricted, granularity) is not None
     # HiGHS's own tolerances (its store is re-evaluated exactly by the caller), one thread.
     outcome = solve_highs(restricted, time_limit=time_limit, start_store=incumbent,
                           feasibility_tolerance=HIGHS_TOLERANCE, threads=1, stop=stop, on_store=on_store,
                           short_of=_stop_short_of(restricted, granularity, floor), floor=floor,
-                          cutoff=granularity / 2 if cutoff and on_lattice else None,
-                          granularity=granularity if on_lattice else 0.0)
+                          cutoff=granularity / 2 if cutoff and lattice_known else None,
+                          granularity=granularity if lattice_known else 0.0)
     proven = outcome.status == "optimal"
     bound = outcome.bound
     if bound is None or not math.isfinite(bound):

@@ -23,9 +23,10 @@ from typing import Any
 from .. import _core
 from .backends import HighsStop
 from .handoff import HandoffOutcome
+from .milp import lattice_floor
 from .race_lattice import after_plain, beside_plain, either
 from .rins import RINS_SECONDS
-from .root_lp import lattice_floor, root_lp, size_factor
+from .root_lp import root_lp, size_factor
 
 #: Seconds for solving the root LP again before fixing by reduced costs (warm: it is usually
 #: at its optimum already, unless the LP tree moved it).

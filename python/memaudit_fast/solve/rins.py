@@ -34,8 +34,8 @@ import numpy as np
 
 from .backends import HighsStop, MilpOutcome, solve_highs
 from .handoff import HIGHS_TOLERANCE
-from .milp import MilpModel
-from .root_lp import RootLp, lattice_floor
+from .milp import MilpModel, lattice_floor
+from .root_lp import RootLp
 
 #: Seconds the neighbourhood's HiGHS may take up to 3,000 candidates (the race scales it with
 #: the package beyond, race.neighbourhood_seconds): those that proved on the bench took

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .milp import MilpModel, lattice_floor  # noqa: F401 - also reached as root_lp.lattice_floor
+from .milp import MilpModel
 
 #: Cut rounds at most (each: separate at the LP optimum, add the cuts, solve again). The stage
 #: delays the racing HiGHS by its length, so it is kept short: the roots it closes on the bench
