@@ -198,3 +198,35 @@ def test_mir_cuts_close_long_dialogue_roots_that_the_families_leave_open(n: int,
     assert lattice_floor(without.bound, granularity) > opt + granularity / 2
     assert with_mir.bound >= opt - 1e-9 * opt
     assert lattice_floor(with_mir.bound, granularity) == pytest.approx(opt, abs=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(shape=st.tuples(st.integers(0, 6), st.integers(1, 8), st.integers(1, 7)), data=st.data())
+def test_rows_times_is_the_entrywise_sum_of_the_rows(shape, data) -> None:
+    # lam A by the core, against numpy's bincount over the entries row by row (the order the
+    # separator used before): bit for bit, so that the cuts do not move.
+    k, m, n = shape
+    entries = data.draw(st.lists(st.tuples(st.integers(0, m - 1), st.integers(0, n - 1),
+                                           st.floats(-5, 5, allow_nan=False)), max_size=30))
+    entries.sort(key=lambda e: e[0])
+    row_of = np.array([e[0] for e in entries], dtype=np.int64)
+    col = np.array([e[1] for e in entries], dtype=np.int64)
+    value = np.array([e[2] for e in entries], dtype=np.float64)
+    lam = np.array(data.draw(st.lists(st.sampled_from([0.0, 1.0, -0.5, 1e-3, 2.75, math.pi]), min_size=k * m,
+                                      max_size=k * m)), dtype=np.float64).reshape(k, m)
+    starts = np.searchsorted(row_of, np.arange(m + 1)).astype(np.int64)
+    out = _core.rows_times(starts, col.astype(np.int32), value, n, lam)
+    assert out.shape == (k, n)
+    for t in range(k):
+        expected = np.bincount(col, weights=value * lam[t][row_of], minlength=n)
+        assert np.array_equal(out[t], expected)
+
+
+def test_rows_times_refuses_rows_that_do_not_fit() -> None:
+    ones = np.ones(2)
+    with pytest.raises(ValueError, match="row_starts"):
+        _core.rows_times(np.array([0, 1]), np.array([0, 1], dtype=np.int32), ones, 2, np.ones((1, 1)))
+    with pytest.raises(IndexError, match="not one of the 2 columns"):
+        _core.rows_times(np.array([0, 2]), np.array([0, 2], dtype=np.int32), ones, 2, np.ones((1, 1)))
+    with pytest.raises(ValueError, match="two-dimensional"):
+        _core.rows_times(np.array([0, 2]), np.array([0, 1], dtype=np.int32), ones, 2, np.ones(1))

@@ -216,6 +216,13 @@ def objective_granularity(problem: Problem) -> float:
 def separate_coverage_cuts(problem: Problem, x: Sequence[float], pairs: bool = True) -> tuple[list[int], list[_Cut]]:
     """(kept candidates, the most violated coverage cut of each unit at a fractional x)."""
 
+def rows_times(
+    row_starts: npt.ArrayLike, row_columns: npt.ArrayLike, row_values: npt.ArrayLike, num_columns: int,
+    multipliers: npt.ArrayLike,
+) -> npt.NDArray[np.float64]:
+    """``lam A`` for each row ``lam`` of ``multipliers`` (k x m), the m rows of ``A`` in CSR over
+    ``num_columns`` columns; every column's sum is taken in the order of the entries."""
+
 def mir_cuts(
     row_starts: npt.ArrayLike, row_columns: npt.ArrayLike, row_values: npt.ArrayLike, rhs: npt.ArrayLike,
     lower: npt.ArrayLike, upper: npt.ArrayLike, step: npt.ArrayLike, point: npt.ArrayLike,

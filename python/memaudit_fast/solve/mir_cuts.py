@@ -67,8 +67,8 @@ def slack_steps(row_of: np.ndarray, col: np.ndarray, value: np.ndarray, upper: n
     for divide in (np.ones(num_rows), np.where(own > 0, safe_own, 0.0)):
         d = np.where(divide > 0, 1.0 / np.where(divide > 0, divide, 1.0), 0.0)
         scaled = in_steps * d[row_of]
-        bad = np.zeros(num_rows, dtype=bool)
-        np.logical_or.at(bad, row_of, ~np.isfinite(scaled) | (np.abs(scaled - np.round(scaled)) > 1e-9))
+        off = ~np.isfinite(scaled) | (np.abs(scaled - np.round(scaled)) > 1e-9)
+        bad = np.bincount(row_of[off], minlength=num_rows) > 0
         ok = ~bad & (d > 0) & np.isfinite(upper) & (np.abs(upper * d - np.round(upper * d)) <= 1e-9)
         out = np.where((out == 0) & ok, divide, out)
     return out
@@ -85,9 +85,10 @@ def separate_mir_cuts(rows: Any, steps: np.ndarray, point: np.ndarray) -> list[t
     lower, col_upper = model.col_lower, rows.col_upper
     # Entries come row by row (the model's rows, then each block of cuts).
     row_starts = np.searchsorted(row_of, np.arange(m + 1)).astype(np.int64)
+    row_cols = col.astype(np.int32)
 
-    def times_rows(lam: np.ndarray) -> np.ndarray:  # lam A
-        return np.bincount(col, weights=value * lam[row_of], minlength=n)
+    def times_rows(lam: np.ndarray) -> np.ndarray:  # lam A, one row per row of lam (in the core)
+        return _core.rows_times(row_starts, row_cols, value, n, lam)
 
     fractional = (point[:num_x] > 1e-6) & (point[:num_x] < 1.0 - 1e-6)
     if not fractional.any():
@@ -99,7 +100,7 @@ def separate_mir_cuts(rows: Any, steps: np.ndarray, point: np.ndarray) -> list[t
     at_x = col < num_x
     has_frac[row_of[at_x][fractional[col[at_x]]]] = True
     own_rows = np.flatnonzero(has_y & has_frac)
-    own = np.concatenate([np.arange(row_starts[r], row_starts[r + 1]) for r in own_rows.tolist()] or [np.zeros(0, np.int64)])
+    own = np.flatnonzero((has_y & has_frac)[row_of])  # their entries, in order
     own_starts = np.concatenate([[0], np.cumsum(np.diff(row_starts)[own_rows])]).astype(np.int64)
     batches = [(own_starts, col[own].astype(np.int32), value[own], upper[own_rows])]
     # Tableau rows over the columns and the slacks (columns n + k), the fractional candidates
@@ -110,55 +111,55 @@ def separate_mir_cuts(rows: Any, steps: np.ndarray, point: np.ndarray) -> list[t
     position = np.flatnonzero((basic >= 0) & (basic < num_x))
     position = position[fractional[basic[position]]]
     position = position[np.argsort(np.abs(point[basic[position]] - 0.5), kind="stable")][:MIR_TABLEAU_ROWS]
-    starts, tab_cols, tab_vals, tab_rhs = [0], [], [], []
-    for i in position.tolist():
-        lam = np.asarray(h.getBasisInverseRow(int(i))[1], dtype=np.float64)
-        lam[np.abs(lam) < 1e-12] = 0.0  # any lambda gives an equality: rounding it is free
-        rho = times_rows(lam)
-        pivot = rho[basic[i]]
-        if not abs(pivot) > 1e-9:
-            continue
-        lam, rho = lam / pivot, rho / pivot
-        rhs = float(lam @ upper)
-        # Entries left by rounding (|rho_j| < MIR_TINY) go, the right side taking the most
-        # each could add over its bounds (the row as <=).
-        tiny = (np.abs(rho) < MIR_TINY) & (rho != 0)
-        if tiny.any():
-            rhs += float(np.sum(np.maximum(np.maximum(-rho[tiny] * lower[tiny], -rho[tiny] * col_upper[tiny]), 0.0)))
-            rho[tiny] = 0.0
-        cs, ss = np.flatnonzero(rho), np.flatnonzero(lam)
-        tab_cols.append(np.concatenate([cs, n + ss]).astype(np.int32))
-        tab_vals.append(np.concatenate([rho[cs], lam[ss]]))
-        tab_rhs.append(rhs)
-        starts.append(starts[-1] + tab_cols[-1].size)
+    lams = np.array([h.getBasisInverseRow(int(i))[1] for i in position.tolist()], dtype=np.float64).reshape(-1, m)
+    lams[np.abs(lams) < 1e-12] = 0.0  # any lambda gives an equality: rounding it is free
+    rhos = times_rows(lams)  # all of the round's rows in one call
+    pivots = rhos[np.arange(position.size), basic[position]]
+    usable = np.abs(pivots) > 1e-9
+    lams, rhos = lams[usable] / pivots[usable, None], rhos[usable] / pivots[usable, None]
+    tab_rhs = np.array([float(lam @ upper) for lam in lams])
+    # Entries left by rounding (|rho_j| < MIR_TINY) go, the right side taking the most each
+    # could add over its bounds (the row as <=).
+    tiny = (np.abs(rhos) < MIR_TINY) & (rhos != 0)
+    for t in np.flatnonzero(tiny.any(axis=1)).tolist():
+        rho, gone = rhos[t], tiny[t]
+        tab_rhs[t] += float(np.sum(np.maximum(np.maximum(-rho[gone] * lower[gone], -rho[gone] * col_upper[gone]), 0.0)))
+        rho[gone] = 0.0
+    # Each row's columns, then its slacks (columns n + k).
+    tableau = np.hstack([rhos, lams])
+    which, where = np.nonzero(tableau)
     cuts: list[tuple[float, np.ndarray, np.ndarray, float]] = []
     lo = np.concatenate([lower, np.zeros(m)])
     hi = np.concatenate([col_upper, np.full(m, math.inf)])
     step = np.concatenate([steps, slack_step])
     at = np.concatenate([point, slack])
-    if tab_rhs:
-        batches.append((np.asarray(starts, dtype=np.int64), np.concatenate(tab_cols), np.concatenate(tab_vals),
-                        np.asarray(tab_rhs)))
+    if tab_rhs.size:
+        batches.append((np.concatenate([[0], np.cumsum(np.bincount(which, minlength=tab_rhs.size))]).astype(np.int64),
+                        where.astype(np.int32), tableau[which, where], tab_rhs))
     for kind, (b_starts, b_cols, b_vals, b_rhs) in enumerate(batches):
         if b_rhs.size == 0:
             continue
         c_starts, c_cols, c_vals, c_rhs, c_eff, _ = _core.mir_cuts(
             b_starts, b_cols, b_vals, b_rhs, lo, hi, step, at, MIR_MIN_EFFICACY)
+        if kind == 1 and c_rhs.size:
+            # Slacks back to b - A v: each cut's slack part times the rows, all cuts in one call.
+            multipliers = np.zeros((c_rhs.size, m))
+            cut_of = np.repeat(np.arange(c_rhs.size), np.diff(c_starts))
+            on_slack_all = c_cols >= n
+            multipliers[cut_of[on_slack_all], c_cols[on_slack_all].astype(np.int64) - n] = c_vals[on_slack_all]
+            through_rows = times_rows(multipliers)
         for k in range(c_rhs.size):
             cols_k = c_cols[c_starts[k]:c_starts[k + 1]].astype(np.int64)
             vals_k = c_vals[c_starts[k]:c_starts[k + 1]]
             if kind == 0:
                 cuts.append((float(c_eff[k]), cols_k, vals_k, float(c_rhs[k])))
                 continue
-            # Slacks back to b - A v.
             on_slack = cols_k >= n
             g = np.zeros(n)
             g[cols_k[~on_slack]] = vals_k[~on_slack]
             g_s = vals_k[on_slack]
             s_rows = cols_k[on_slack] - n
-            multiplier = np.zeros(m)
-            multiplier[s_rows] = g_s
-            g -= times_rows(multiplier)
+            g -= through_rows[k]
             made = _safe_cut(g, float(c_rhs[k]) - float(g_s @ upper[s_rows]), point, lower, col_upper)
             if made is not None:
                 cuts.append(made)
