@@ -117,7 +117,7 @@ def separate_mir_cuts(rows: Any, steps: np.ndarray, point: np.ndarray) -> list[t
     pivots = rhos[np.arange(position.size), basic[position]]
     usable = np.abs(pivots) > 1e-9
     lams, rhos = lams[usable] / pivots[usable, None], rhos[usable] / pivots[usable, None]
-    tab_rhs = np.array([float(lam @ upper) for lam in lams])
+    tab_rhs = np.array([float(lam @ upper) for lam in lams])  # row by row: one matrix product may sum otherwise
     # Entries left by rounding (|rho_j| < MIR_TINY) go, the right side taking the most each
     # could add over its bounds (the row as <=).
     tiny = (np.abs(rhos) < MIR_TINY) & (rhos != 0)
