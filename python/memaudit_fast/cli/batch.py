@@ -30,7 +30,7 @@ def add_parser(subparsers: Any) -> None:
         "re-solves packages whose content changed, and refuses other options than the file's. "
         "One run writes a file at a time. "
         f"Exit code: 0 all scored, {EXIT_SOME_FAILED} finished but some packages failed (their "
-        f"error records name the cause), {EXIT_INTERRUPTED} interrupted, 2 bad options (nothing done), "
+        f"error records name the cause), {EXIT_INTERRUPTED} interrupted, 2 bad options or input (nothing done), "
         f"{EXIT_INTERNAL} a worker process died (what finished is kept; --resume continues) or an internal error.",
         "memaudit batch small.jsonl.gz --out results.jsonl --budgets 2,4,8,16 --writers gvt,density_only --workers 2",
     )
@@ -150,6 +150,9 @@ def _report(summary: BatchSummary, out: str) -> None:
     if moved is not None and moved.relabelled:
         print(f"  note: {moved.relabelled} records in {out} now give the place their package has in the set "
               "(source)", file=sys.stderr)
+    if moved is not None and moved.reordered:
+        print(f"  note: {moved.reordered} records in {out} were put in the set's order (as a fresh run on it "
+              "writes them)", file=sys.stderr)
     for failure in summary.failures[:10]:
         print(f"  failed: {failure}", file=sys.stderr)
     if summary.failed > 10:

@@ -22,26 +22,29 @@ Guarantees
 * One writer per output: the run holds an exclusive lock on the file (``flock``) and a second
   run on the same file is refused before it does anything. A symbolic link, a directory or an
   input given as the output is refused; so is an existing file unless ``resume`` or
-  ``overwrite`` is given.
+  ``overwrite`` is given, and a SET that is no set (missing, a device or FIFO, unreadable, a
+  results file).
 * Records of one package are written with one ``write``, so a run killed at any moment (even
   by SIGKILL) leaves complete lines plus at most one incomplete last line.
 * ``resume=True`` first checks the whole file without modifying it: every line must be a batch
   record, and its options digest must be this run's (else ``UsageError``: the message says
-  which options differ). Only then is an incomplete last line dropped. A member is solved
+  which options differ). An incomplete last line is dropped at the first write, or when the
+  run ends complete (a refused run leaves the file as it was). A member is solved
   only for the budget keys it has no record for: members whose content is unchanged and
   complete are skipped (with the packages' own budgets a worker parses the member to know its
   budgets), members whose content changed are solved anew, and one that a kill cut short is
   completed. After any number of kills and resumes there is exactly one record per key. A resume
   that reads its whole set then moves the records of members no longer in it (changed or
-  removed) to ``NAME.superseded.jsonl``, and gives moved members their new ``source``
-  (:mod:`.batch_compact`).
+  removed) to ``NAME.superseded.jsonl``, gives moved members their new ``source`` and puts
+  the records in input order (:mod:`.batch_compact`).
 * A malformed or failing package yields an ``error`` record naming the cause; the batch goes
   on, and :func:`run_batch` reports how many failed. An error record holds no budget key, so
   a resumed run scores that member again (the cause may be gone: a limit raised, a file
   fixed). If it fails again, nothing is appended (one error record per member and options)
   and it counts as failed again; if it succeeds, its records are appended after the error
   record, which stays: :func:`without_superseded_errors` drops such error records from what
-  a reader returns.
+  a reader returns. A resume writes error records only once a member turned out to be a
+  package; one whose set holds none is refused (``UsageError``), the file as it was.
 * Ctrl-C (and SIGTERM, when :func:`run_batch` runs in the main thread) stops the run within a
   second, whether it reaches this process alone or the whole process group (workers stop
   their solve and hand in what they finished): the packages that finished are written,
@@ -55,13 +58,15 @@ Guarantees
   (:mod:`.readahead`), and a part-filled chunk is sent as soon as the input pauses.
 * Output order follows input order (a bounded window of in-flight work keeps memory flat), so
   two complete runs with the same inputs and options write the same records in the same order.
-  On an interruption, finished work is written as it is found.
+  On an interruption, finished work is written as it is found; the resume that completes the
+  run puts it back in input order.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -75,7 +80,7 @@ from typing import Any
 from ..errors import MemauditError, OutputError, UsageError
 from ..model.compiled import compile_validated
 from ..model.estimates import with_group_capacity
-from ..model.sets import STDIN, RawMember, parse_member, resolve_member
+from ..model.sets import STDIN, RawMember, is_jsonl, parse_member, resolve_member
 from ..progress import Progress
 from ..results.records import (
     RESULT_FORMAT,
@@ -93,6 +98,7 @@ from .batch_resume import (
     member_digest,
     open_output,
     read_done,
+    starts_as_results,
     with_options,
     write_all,
 )
@@ -286,14 +292,7 @@ def run_batch(
     if any(str(p) == STDIN for p in input_paths) and _stdin_is_terminal():
         raise UsageError("SET -: standard input is a terminal, not a set; pipe a JSONL set in, e.g. "
                          "zcat small.jsonl.gz | memaudit batch - --out results.jsonl")
-    for p in input_paths:
-        # A SET named on the command line that is not there is a mistyped argument, not a
-        # failed member: refused before the output is touched (exit 2), as in other commands.
-        if str(p) != STDIN and not p.exists():
-            raise UsageError(f"SET {p}: no such file or directory; give a package, a .jsonl set or a "
-                             "directory that exists")
-        if p.is_dir() and not os.access(p, os.R_OK | os.X_OK):
-            raise UsageError(f"SET {p}: this directory cannot be read (permission denied); give one you may read")
+    _check_sets(input_paths)
     if isinstance(out, str) and out.endswith(("/", os.sep)):
         raise UsageError(f"--out {out} names a directory; give the results file's name, e.g. {out.rstrip('/' + os.sep)}/results.jsonl")
     main_thread = threading.current_thread() is threading.main_thread()
@@ -309,6 +308,35 @@ def run_batch(
     finally:
         if put_back:
             signal.signal(signal.SIGTERM, put_back[0])
+
+
+def _check_sets(input_paths: list[Path]) -> None:
+    """A SET named on the command line that cannot be read as one is a bad argument, not a
+    failed member: refused before the output is touched (exit 2), as in other commands."""
+    for p in input_paths:
+        if str(p) == STDIN:
+            continue
+        if not p.exists():
+            raise UsageError(f"SET {p}: no such file or directory; give a package, a .jsonl set or a "
+                             "directory that exists")
+        mode = p.stat().st_mode
+        if stat.S_ISDIR(mode):
+            if not os.access(p, os.R_OK | os.X_OK):
+                raise UsageError(f"SET {p}: this directory cannot be read (permission denied); give one you may read")
+            continue
+        if not stat.S_ISREG(mode):  # reading a FIFO or a device may block, or never end
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+            pipe = " (to read a pipe, give - and pipe the set to standard input)" if stat.S_ISFIFO(mode) else ""
+            raise UsageError(f"SET {p} is {kind}: give a package file, a .jsonl set or a directory{pipe}")
+        try:
+            os.close(os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)))
+        except OSError as exc:
+            raise UsageError(f"SET {p}: cannot be read ({exc.strerror or exc}); give a file you may read") from None
+        if is_jsonl(p) and starts_as_results(p):
+            # The mirror of a package set given as --out: scored as a set, each record failed,
+            # and on a resume every record of --out was moved aside.
+            raise UsageError(f"SET {p} is a results file ({RESULT_FORMAT} records), not a package set: give the "
+                             f"package set it was scored on; to continue {p}, pass it as --out with --resume")
 
 
 def _run(input_paths: list[Path], out: str | Path, options: BatchOptions, workers: int, backend: str, resume: bool,
@@ -331,15 +359,18 @@ def _run(input_paths: list[Path], out: str | Path, options: BatchOptions, worker
     counter = Counter(input_paths, own) if shown else None
     stopped = True  # by Ctrl-C or an error: then a local Ray still starting is not waited for
     try:
-        output.start()
         if counter is not None:
             counter.start()
         labels = _drive(input_paths, output, options, summary, progress, counter, runner, size, own,
                         ramp=chunk_size is None)
-        os.fsync(output.fd)
         stopped = summary.interrupted
-        if not stopped and not (summary.packages or summary.skipped or summary.duplicates):
-            _refuse_empty(input_paths, output)
+        if not stopped:
+            if not (summary.packages or summary.skipped or summary.duplicates):
+                _refuse_empty(input_paths, output, summary)
+            # A run that wrote nothing has not cut the file yet: readers (and compact, which reads
+            # every line) must not meet a torn last line or, after --force, the old records.
+            output.start()
+        os.fsync(output.fd)
         if not stopped and output.done.members:
             try:
                 summary.compaction = compact(output, labels, options)
@@ -355,13 +386,19 @@ def _run(input_paths: list[Path], out: str | Path, options: BatchOptions, worker
     return summary
 
 
-def _refuse_empty(input_paths: list[Path], output: Output) -> None:
-    """A set without packages (an empty file, a folder of none) is a mistake, not a run: a
-    results file of nothing, or a resume that moved every record aside, helps no one."""
+def _refuse_empty(input_paths: list[Path], output: Output, summary: BatchSummary) -> None:
+    """A set without packages (an empty file, a folder of none; for a resume, one whose members
+    all failed) is a mistake, not a run: a results file of nothing, or a resume that left error
+    records beside records it then moved aside, helps no one."""
     sets = ", ".join(str(p) for p in input_paths)
-    kept = f"; {output.path} was left with the records it had" if output.done.members else ""
-    raise UsageError(f"no packages in SET {sets} (an empty set), so nothing was scored{kept}; "
-                     "give a set with packages (memaudit generate --count N --out set.jsonl makes one)")
+    why = "an empty set"
+    if summary.failed:
+        why = ("its one member" if summary.failed == 1 else f"all {summary.failed} members") + " failed: " + \
+            "; ".join(summary.failures[:3]) + ("; ..." if summary.failed > 3 else "")
+    fix = "give a set with packages (memaudit generate --count N --out set.jsonl makes one)"
+    if output.done.members:
+        fix = f"{output.path} was left with the records it had, as it was; give the package set it was scored on"
+    raise UsageError(f"no packages in SET {sets} ({why}), so nothing was scored; {fix}")
 
 
 def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summary: BatchSummary,
@@ -378,6 +415,11 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
     # With nothing to skip, the workers hash the members (the parent's time is what limits
     # several workers) and a duplicate is dropped when its outcome comes back, in input order.
     deferred = first_write[0]
+    # A resume holds its error records back until a member turns out to be a package (scored or
+    # found done): a set of none (a folder of notes, lines that are not JSON) is refused with
+    # the file as it was, not left with error records and every record moved aside.
+    holding = [not deferred]
+    held: list[tuple[bytes, int, str]] = []
 
     def tick(failed: int = 0) -> None:
         if progress is None:
@@ -409,12 +451,34 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
             # An error record holds no budget key, so it does not count as done: the cause may be
             # gone (a limit raised, a file fixed), and the member is scored again.
             if keys is not None and planned is not None and keys >= planned:
+                holding[0] = False
                 summary.skipped += 1
                 tick()
                 continue
             # A member with some records was cut short by a kill (or, with the packages' own
             # budgets, may have been): the worker solves only the budgets it lacks.
             yield member, digest, frozenset(keys or ())
+
+    def append(data: bytes, count: int, digest: str) -> None:
+        output.start()  # the first write cuts a torn last line or the old records, not before
+        if first_write[0]:
+            data = with_options(data, options)
+            first_write[0] = False
+        try:
+            write_all(output.fd, data)
+        except OSError as exc:
+            raise OutputError(
+                f"{output.path}: cannot write results: {exc.strerror or exc}; the {summary.packages} "
+                "packages written before are kept (a record cut short is dropped on resume); fix "
+                "that and run the same command with --resume") from None
+        output.appended.append(digest)  # compact checks the file's order with it
+        summary.records += count
+
+    def release() -> None:
+        holding[0] = False
+        for item in held:
+            append(*item)
+        held.clear()
 
     def write(outcomes: list[Outcome]) -> None:
         for data, count, errors, interrupted, digest in outcomes:
@@ -427,30 +491,26 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
                     continue
                 seen.add(digest)
             if not data:
+                holding[0] = False
                 summary.skipped += 1
                 tick()
                 continue
             retried = digest in done.errored
             summary.retried += retried
-            if errors and retried:
+            if retried and holding[0]:
+                release()  # a member the file knows: the set is the file's, whatever fails
+            if errors and (retried or holding[0]):
                 # Failed again: the file has this member's error record already (one record
-                # per key); the failure still counts.
+                # per key); the failure still counts. Else held until a package comes.
+                if not retried:
+                    held.append((data, count, digest))
                 summary.packages += 1
                 _count_failure(summary, errors)
                 tick(1)
                 continue
-            if first_write[0]:
-                data = with_options(data, options)
-                first_write[0] = False
-            try:
-                write_all(output.fd, data)
-            except OSError as exc:
-                raise OutputError(
-                    f"{output.path}: cannot write results: {exc.strerror or exc}; the {summary.packages} "
-                    "packages written before are kept (a record cut short is dropped on resume); fix "
-                    "that and run the same command with --resume") from None
+            release()
+            append(data, count, digest)
             summary.packages += 1
-            summary.records += count
             if errors:
                 _count_failure(summary, errors)
             tick(1 if errors else 0)
@@ -500,6 +560,10 @@ def _drive(input_paths: list[Path], output: Output, options: BatchOptions, summa
     except BaseException:
         runner.stop()  # an internal failure: no worker goes on solving for nobody
         raise
+    if not holding[0]:
+        release()  # errors held before a member that was skipped as done
+    elif summary.failed and not summary.interrupted:
+        _refuse_empty(input_paths, output, summary)
     if not summary.interrupted:  # members not reached are not gone from the set
         summary.stale = len(done.members - seen)
     return labels

@@ -10,9 +10,14 @@ package twice, or one that is no longer in the set. Once a resumed run has read 
   ``NAME.superseded.jsonl`` (appended, nothing lost; the lines it already holds are not
   written twice);
 * sets ``source`` of the records kept to where their member is now (a line removed, inserted
-  or moved moves others), so the file holds what a fresh run on the edited set would write.
+  or moved moves others);
+* puts the records kept in the set's order (a resume appends what it scores at the end: the
+  members an interruption left out, the edited ones), a member's own records in the order
+  they were written, with the options on the first record only;
 
-A resume whose members are all where its records say leaves the file as it is, even when the
+so the file holds what a fresh run on the edited set would write.
+
+A resume whose members are all where its records say, in the set's order, leaves the file as it is, even when the
 set is spelt otherwise now (an absolute path after a relative one): the same line of the
 same file is the same place, whichever path names it (:func:`same_place`). Whether anything
 changes is known from what the resume read (:class:`~.batch_resume.Done`); only then is the
@@ -25,8 +30,10 @@ rename: a kill at any moment leaves the old file or the new one, never a part.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +57,7 @@ class Compaction:
     moved_members: int
     relabelled: int  # records whose ``source`` now says where their member is
     moved_to: Path
+    reordered: int = 0  # records put in another place to follow the set's order
 
 
 _LINE_LABEL = re.compile(r"^(.*) line (\d+)$")
@@ -94,18 +102,32 @@ def _parts(path: str) -> list[str]:
     return parts
 
 
+def in_order(members: Iterable[str], rank: dict[str, int]) -> bool:
+    """Whether ``members`` (of records, in file order) follow their ranks; those without one
+    (no longer in the set) are left out."""
+    last = -1
+    for member in members:
+        now = rank.get(member, last)
+        if now < last:
+            return False
+        last = now
+    return True
+
+
 def compact(output: Output, labels: dict[str, str], options: BatchOptions) -> Compaction | None:
     """Rewrite ``output`` without the records of members not in ``labels`` (member digest ->
-    where it was read this run) and with ``source`` as there; None when nothing changes (the
-    file is left as it is). ``output.fd`` is the new file's afterwards (still locked)."""
+    where it was read this run, in input order), with ``source`` as there and in that order;
+    None when nothing changes (the file is left as it is). ``output.fd`` is the new file's
+    afterwards (still locked)."""
     done = output.done
     _same_file.cache_clear()  # the files may have changed since the last run of this process
     stale = done.members - labels.keys()
     moves = any(not same_place(source, labels[member]) for member, sources in done.sources.items()
                 if member in labels for source in sources)
-    if not stale and not moves:
+    rank = {member: k for k, member in enumerate(labels)}
+    if not stale and not moves and in_order(itertools.chain(done.order, output.appended), rank):
         return None
-    kept: list[bytes] = []
+    kept: list[tuple[int, bytes, bool]] = []  # (rank of the member, line, whether it states the options)
     moved: list[bytes] = []
     moved_members: set[str] = set()
     relabelled = 0
@@ -123,16 +145,25 @@ def compact(output: Output, labels: dict[str, str], options: BatchOptions) -> Co
             record["source"] = label
             line = encode_records([record])
             relabelled += 1
-        kept.append(line)
-    first = orjson.loads(kept[0]) if kept else {}
-    if kept and "options" not in first:  # the file's first record states the options
-        first["options"] = options.identity()
-        kept[0] = encode_records([first])
+        kept.append((rank.get(member, len(rank)), line, "options" in record))
+    order = sorted(range(len(kept)), key=lambda k: kept[k][0])  # stable: a member's records keep their order
+    lines = []
+    for place, k in enumerate(order):
+        _, line, stated = kept[k]
+        if stated != (place == 0):  # the file's first record states the options, and no other
+            record = orjson.loads(line)
+            if stated:
+                del record["options"]
+            else:
+                record["options"] = options.identity()
+            line = encode_records([record])
+        lines.append(line)
     side = superseded_path(output.path)
     if moved:
         _append_new_lines(side, moved)
-    _replace(output, b"".join(kept))
-    return Compaction(len(moved), len(moved_members), relabelled, side)
+    _replace(output, b"".join(lines))
+    reordered = sum(place != k for place, k in enumerate(order))
+    return Compaction(len(moved), len(moved_members), relabelled, side, reordered)
 
 
 def _append_new_lines(path: Path, lines: list[bytes]) -> None:

@@ -9,9 +9,11 @@ resume, checked whole before anything in it changes.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -36,7 +38,7 @@ from ..results.records import (
 from ..solve.exact import MAX_NODE_LIMIT
 
 __all__ = ["DIGEST_SCHEME", "BatchOptions", "format_number", "lock_file", "member_digest", "open_output", "read_done",
-           "read_whole", "unique", "write_all"]
+           "read_whole", "starts_as_results", "unique", "write_all"]
 
 #: The end of the name of the file beside a results file that a resume moves records to.
 SUPERSEDED_SUFFIX = ".superseded.jsonl"
@@ -193,6 +195,7 @@ class Done:
     keys: dict[str, set[float]] = field(default_factory=dict)  # budget keys per member digest
     errored: set[str] = field(default_factory=set)  # members that ended in a package-level error
     sources: dict[str, set[str]] = field(default_factory=dict)  # where the records say each member is
+    order: list[str] = field(default_factory=list)  # the member digest of each record, in file order
     complete_bytes: int = 0
     torn_tail: bool = False
 
@@ -226,6 +229,7 @@ def _check_resumable(parsed: ResultsFile, options: BatchOptions) -> Done:
         except TypeError:
             raise PackageError("the budget is not a number", source=source, record=f"line {number}",
                                field="budget_frac" if options.budget_fracs is not None else "budget") from None
+        done.order.append(member)
         where = record.get("source")
         if isinstance(where, str):
             done.sources.setdefault(member, set()).add(where)
@@ -378,11 +382,15 @@ class Output:
     created: bool  # the file did not exist before this run
     keep_bytes: int | None  # where start() cuts the file (None: as it is)
     made: tuple[Path, ...] = ()  # directories made for it, deepest first
+    appended: list[str] = field(default_factory=list)  # the member of each write of this run, in order
 
     def start(self) -> None:
-        """Drop a torn last line (resume) or the old records (overwrite): the run begins."""
+        """Drop a torn last line (resume) or the old records (overwrite), once. Called at the
+        run's first write, or when a run ends complete: a refused run, or an interrupted one
+        that wrote nothing, leaves the file as it was."""
         if self.keep_bytes is not None:
             os.ftruncate(self.fd, self.keep_bytes)
+            self.keep_bytes = None
 
     def abandon(self) -> None:
         """Close without having started: an empty file this run created goes away."""
@@ -410,6 +418,17 @@ def _holds_other_than_results(path: Path) -> bool:
     except OSError:
         return False
     return bool(head) and not RECORD_START_PATTERN.match(head)
+
+
+def starts_as_results(path: Path) -> bool:
+    """Whether the first non-blank line of ``path`` (a .jsonl or .jsonl.gz file) opens a result
+    record. Only a bounded prefix is read: a set may be large."""
+    try:
+        with (gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")) as f:
+            head = f.read(1 << 16).lstrip()
+    except (OSError, EOFError, zlib.error):
+        return False  # the set's reader says what is wrong with it
+    return bool(RECORD_START_PATTERN.match(head))
 
 
 def lock_file(fd: int) -> bool:
