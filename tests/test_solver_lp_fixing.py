@@ -253,3 +253,28 @@ def test_the_neighbourhood_search_asks_for_enough_worth_and_ends_once_few_are_op
     assert asked["ended"] == (margin > 0)
     assert race.held is not None and race.held[1] == pytest.approx(exact.value, abs=1e-9)
     assert kept is not None and len(kept) == round(share_at_opt * compiled.num_candidates)
+
+
+def test_a_settled_root_leaves_the_floor_to_highs_without_a_neighbourhood_search(monkeypatch):
+    # Dialogue 3,004 @ 10% (seed 10): the families leave its LP at OPT (1293.4, on the lattice),
+    # where fixing would leave most candidates open. The neighbourhood search for a floor near
+    # the search's store runs where the root is not settled, and not where it is (see
+    # race._fix_by_lp): HiGHS then takes the whole MILP at once.
+    from dataclasses import replace
+
+    from memaudit_fast.solve import race as race_module
+    from oracles.dialogue import dialogue_package
+    from oracles.packages import compiled_at_fraction
+
+    compiled, budget = compiled_at_fraction(dialogue_package(3000, seed=10), 0.1)
+    lp = root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
+    assert lp is not None and lp.settled
+    (early,) = _core.solve(compiled.problem, [budget], node_limit=1)
+    searched: list[bool] = []
+    monkeypatch.setattr(race_module, "_better_near", lambda *args: searched.append(args[3].settled))
+    for settled in (True, False):
+        race = race_module._Race(HighsStop(), threading.Thread(), model=build_milp(compiled, budget, plain=True))
+        search = SearchStub(early.value, [int(u) for u in early.selected])
+        assert race_module._fix_by_lp(compiled, budget, race, replace(lp, settled=settled), search, None, None) is None
+        assert race.held is None and race.lp_proof is None and not search.stopped
+    assert searched == [False]

@@ -20,6 +20,7 @@ from memaudit_fast import _core
 from memaudit_fast.model.compiled import budget_limit, compile_package
 from memaudit_fast.model.package import Package
 from memaudit_fast.solve import mir_cuts
+from memaudit_fast.solve import root_lp as root_lp_module
 from memaudit_fast.solve.backends import solve_highs
 from memaudit_fast.solve.capacity import reduce_group_capacity
 from memaudit_fast.solve.milp import build_milp, lattice_floor
@@ -198,6 +199,36 @@ def test_mir_cuts_close_long_dialogue_roots_that_the_families_leave_open(n: int,
     assert lattice_floor(without.bound, granularity) > opt + granularity / 2
     assert with_mir.bound >= opt - 1e-9 * opt
     assert lattice_floor(with_mir.bound, granularity) == pytest.approx(opt, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed,opt", [(10, 1293.4), (6, 1308.75)])
+def test_a_settled_root_skips_the_envelope_rounds_and_ends_where_every_round_does(seed: int, opt: float,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # Dialogue 3,004 @ 10%, seed 10: two rounds of the families take the LP to OPT (1293.4, on a
+    # lattice of 0.05) and the third moves nothing, so the stage goes on to c-MIR rounds of a few
+    # tableau rows. Seed 6 settles one step above OPT (1308.80): the settled c-MIR round must still
+    # take it there. Both end where the whole stage (envelope rounds, c-MIR of MIR_TABLEAU_ROWS) ends.
+    compiled = _dialogue(3000, seed)
+    budget = float(round(0.1 * float(compiled.cost.sum())))
+    granularity = float(_core.objective_granularity(compiled.problem))
+    reference = solve_highs(build_milp(compiled, budget), time_limit=120)
+    assert reference.status == "optimal" and reference.objective == pytest.approx(opt, abs=1e-6)
+    rows_asked: list[int | None] = []
+    stage = root_lp_module._mir_stage
+
+    def spied(*args, **kwargs):
+        rows_asked.append(kwargs.get("tableau_rows"))
+        return stage(*args, **kwargs)
+
+    monkeypatch.setattr(root_lp_module, "_mir_stage", spied)
+    settled = root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
+    monkeypatch.setattr(root_lp_module, "ROOT_LP_SETTLED_GAIN", -math.inf)  # never settled
+    whole = root_lp(compiled, build_milp(compiled, budget), seconds=5.0)
+    assert rows_asked == [root_lp_module.ROOT_LP_SETTLED_TABLEAU_ROWS, None]
+    assert settled is not None and whole is not None
+    assert settled.bound >= opt - 1e-9 * opt
+    assert lattice_floor(settled.bound, granularity) == pytest.approx(opt, abs=1e-9)
+    assert lattice_floor(whole.bound, granularity) == pytest.approx(opt, abs=1e-9)
 
 
 @settings(max_examples=100, deadline=None)

@@ -74,10 +74,12 @@ def slack_steps(row_of: np.ndarray, col: np.ndarray, value: np.ndarray, upper: n
     return out
 
 
-def separate_mir_cuts(rows: Any, steps: np.ndarray, point: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, float]]:
+def separate_mir_cuts(rows: Any, steps: np.ndarray, point: np.ndarray,
+                      tableau_rows: int | None = None) -> list[tuple[np.ndarray, np.ndarray, float]]:
     """The c-MIR cuts of the root LP ``rows`` (an :class:`.root_lp.LpRows` whose HiGHS holds the
     optimal basis at ``point``, its column values) over their columns, each as (columns,
-    coefficients, right side) of ``coefficients . v <= right side``, most efficacious first."""
+    coefficients, right side) of ``coefficients . v <= right side``, most efficacious first;
+    from ``tableau_rows`` tableau rows at the most (None: MIR_TABLEAU_ROWS)."""
     model, h = rows.model, rows.highs
     rows._join()
     row_of, col, value, upper = rows.entry_rows[0], rows.entry_cols[0], rows.entry_vals[0], rows.uppers[0]
@@ -110,7 +112,7 @@ def separate_mir_cuts(rows: Any, steps: np.ndarray, point: np.ndarray) -> list[t
     basic = np.asarray(h.getBasicVariables()[1])
     position = np.flatnonzero((basic >= 0) & (basic < num_x))
     position = position[fractional[basic[position]]]
-    position = position[np.argsort(np.abs(point[basic[position]] - 0.5), kind="stable")][:MIR_TABLEAU_ROWS]
+    position = position[np.argsort(np.abs(point[basic[position]] - 0.5), kind="stable")][:MIR_TABLEAU_ROWS if tableau_rows is None else tableau_rows]
     lams = np.array([h.getBasisInverseRow(int(i))[1] for i in position.tolist()], dtype=np.float64).reshape(-1, m)
     lams[np.abs(lams) < 1e-12] = 0.0  # any lambda gives an equality: rounding it is free
     rhos = times_rows(lams)  # all of the round's rows in one call
