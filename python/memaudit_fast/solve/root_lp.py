@@ -105,8 +105,9 @@ ROOT_LP_MIR_STEPS = 4
 #: suite's roots of seeds 0-14 (1,650), 557 settled so; after that the envelope rounds lowered
 #: the LP on 2 and the c-MIR rounds on 10, with cuts that ten tableau rows also give: the
 #: settled stage ended at the same bound on 1,649 roots and lower on one (without a time limit;
-#: 165 s for the 1,650 stages against 211 s). On a long dialogue of 3,004 candidates at 10% (seed 10) the LP is at OPT
-#: (1293.4) after two rounds; the rounds after it moved nothing for 0.15 s while HiGHS waited.
+#: 165 s for the 1,650 stages against 211 s). On a long dialogue of 3,004 candidates at 10%
+#: (seed 10) the LP is at OPT (1293.4) after two rounds, and the rounds after it moved nothing
+#: for 0.15 s while HiGHS waited.
 ROOT_LP_SETTLED_GAIN = 1e-9
 ROOT_LP_SETTLED_TABLEAU_ROWS = 10
 
