@@ -66,8 +66,6 @@ from __future__ import annotations
 
 import os
 import signal
-import stat
-import sys
 import threading
 import time
 from collections import deque
@@ -80,7 +78,7 @@ from typing import Any
 from ..errors import MemauditError, OutputError, UsageError
 from ..model.compiled import compile_validated
 from ..model.estimates import with_group_capacity
-from ..model.sets import STDIN, RawMember, is_jsonl, parse_member, resolve_member
+from ..model.sets import RawMember, parse_member, resolve_member
 from ..progress import Progress
 from ..results.records import (
     RESULT_FORMAT,
@@ -98,11 +96,11 @@ from .batch_resume import (
     member_digest,
     open_output,
     read_done,
-    starts_as_results,
     with_options,
     write_all,
 )
 from .batch_scoring import budget_plan, score_compiled
+from .batch_sets import check_sets
 from .parallel import ProcessRunner, chunks, hand_in, make_runner, worker_stop_token
 from .readahead import IDLE, read_members
 
@@ -230,13 +228,6 @@ def _score_chunk(chunk: list[Task], options: BatchOptions, cancel: Any = None) -
     return outcomes
 
 
-def _stdin_is_terminal() -> bool:
-    try:
-        return sys.stdin is not None and sys.stdin.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
 # Counting members for the progress display, without holding up the work ---------------------------
 def _own_file(output: Output) -> frozenset[tuple[int, int]]:
     """The results file and the file of its superseded records (by device and inode)."""
@@ -289,10 +280,7 @@ def run_batch(
     if isinstance(paths, (str, os.PathLike)):  # one set, not the characters of its name
         paths = [paths]
     input_paths = [Path(p) for p in paths]
-    if any(str(p) == STDIN for p in input_paths) and _stdin_is_terminal():
-        raise UsageError("SET -: standard input is a terminal, not a set; pipe a JSONL set in, e.g. "
-                         "zcat small.jsonl.gz | memaudit batch - --out results.jsonl")
-    _check_sets(input_paths)
+    check_sets(input_paths)
     if isinstance(out, str) and out.endswith(("/", os.sep)):
         raise UsageError(f"--out {out} names a directory; give the results file's name, e.g. {out.rstrip('/' + os.sep)}/results.jsonl")
     main_thread = threading.current_thread() is threading.main_thread()
@@ -308,35 +296,6 @@ def run_batch(
     finally:
         if put_back:
             signal.signal(signal.SIGTERM, put_back[0])
-
-
-def _check_sets(input_paths: list[Path]) -> None:
-    """A SET named on the command line that cannot be read as one is a bad argument, not a
-    failed member: refused before the output is touched (exit 2), as in other commands."""
-    for p in input_paths:
-        if str(p) == STDIN:
-            continue
-        if not p.exists():
-            raise UsageError(f"SET {p}: no such file or directory; give a package, a .jsonl set or a "
-                             "directory that exists")
-        mode = p.stat().st_mode
-        if stat.S_ISDIR(mode):
-            if not os.access(p, os.R_OK | os.X_OK):
-                raise UsageError(f"SET {p}: this directory cannot be read (permission denied); give one you may read")
-            continue
-        if not stat.S_ISREG(mode):  # reading a FIFO or a device may block, or never end
-            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
-            pipe = " (to read a pipe, give - and pipe the set to standard input)" if stat.S_ISFIFO(mode) else ""
-            raise UsageError(f"SET {p} is {kind}: give a package file, a .jsonl set or a directory{pipe}")
-        try:
-            os.close(os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)))
-        except OSError as exc:
-            raise UsageError(f"SET {p}: cannot be read ({exc.strerror or exc}); give a file you may read") from None
-        if is_jsonl(p) and starts_as_results(p):
-            # The mirror of a package set given as --out: scored as a set, each record failed,
-            # and on a resume every record of --out was moved aside.
-            raise UsageError(f"SET {p} is a results file ({RESULT_FORMAT} records), not a package set: give the "
-                             f"package set it was scored on; to continue {p}, pass it as --out with --resume")
 
 
 def _run(input_paths: list[Path], out: str | Path, options: BatchOptions, workers: int, backend: str, resume: bool,
