@@ -14,7 +14,7 @@ from ..experiments.batch_resume import format_number
 from ..experiments.batch_scoring import BATCH_ALONE_SECONDS
 from ..model.jsonio import check_output_path
 from ..progress import Progress
-from .common import EXIT_INTERNAL, add_subparser, name_list, number_list
+from .common import EXIT_INTERNAL, add_subparser, group_capacity, name_list, number_list
 
 EXIT_SOME_FAILED = 3
 EXIT_INTERRUPTED = 130
@@ -45,7 +45,7 @@ def add_parser(subparsers: Any) -> None:
                    help="certify every optimum with a MILP (slow; default none)")
     p.add_argument("--time-limit", type=float, help="seconds per (package, budget) solve")
     p.add_argument("--node-limit", type=int, help="nodes per solve")
-    p.add_argument("--group-capacity", type=int, metavar="K",
+    p.add_argument("--group-capacity", type=group_capacity, metavar="K",
                    help="candidates a group may hold (overrides objective.group_capacity)")
     p.add_argument("--estimator", metavar="MODEL.json|embed",
                    help="value estimates for the estimated writers where a package has none")

@@ -11,7 +11,7 @@ from ..model.compiled import compile_package
 from ..model.jsonio import loads_strict
 from ..results.records import check_record, read_results_text
 from ..solve.certify import SOLVERS, certify
-from .common import add_subparser, print_json_line, print_table, read_entries
+from .common import add_subparser, group_capacity, print_json_line, print_table, read_entries
 
 EXIT_FAILED = 3  # finished, some results failed (cli.common.EXIT_FAILURES)
 EXIT_UNVERIFIED = 3
@@ -35,7 +35,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--solver", default="auto", choices=list(SOLVERS),
                    help="auto = Gurobi when installed and its licence takes the model, else HiGHS")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per MILP (default 60)")
-    p.add_argument("--group-capacity", type=int, metavar="K",
+    p.add_argument("--group-capacity", type=group_capacity, metavar="K",
                    help="group capacity of results that do not state one (a result's own group_capacity wins)")
     p.add_argument("--write-model", metavar="DIR",
                    help="also write each MILP as DIR/<package>__B<budget>.mps and .lp (with a .columns.json "

@@ -198,6 +198,25 @@ def number_list(text: str) -> list[float]:
     return values
 
 
+def group_capacity(text: str) -> int:
+    """Parse ``--group-capacity K`` (argparse type): a whole number from 1 to 2^53.
+
+    Checked here, where the option is named: past this point K is the package's
+    ``objective.group_capacity``, and an error there would blame the package file.
+    """
+    try:
+        if "_" in text:  # Python's 1_000; the package files have no such number
+            raise ValueError(text)
+        value = int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give K from 1 to "
+                                         f"2^53 = {MAX_EXACT_INT}, e.g. --group-capacity 2") from None
+    if not 1 <= value <= MAX_EXACT_INT:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range; give K from 1 to 2^53 = {MAX_EXACT_INT} "
+                                         "(candidates a group may hold), e.g. --group-capacity 2")
+    return value
+
+
 def name_list(text: str) -> list[str]:
     """Parse 'gvt,greedy' (argparse type): names without the spaces around them. An empty entry
     ('gvt,,greedy', 'gvt,', ',') is refused, not dropped: a name left out is not guessed at

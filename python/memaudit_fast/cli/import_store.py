@@ -39,7 +39,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "judges each memory against its nearest units. Decisions are cached in --cache."
     )
     p.add_argument("system", choices=IMPORTERS, help="which system wrote the store")
-    p.add_argument("export", metavar="EXPORT", help="the exported store (see above)")
+    p.add_argument("export", metavar="EXPORT", help="the exported store (see above; - for stdin)")
     p.add_argument("--package", required=True, metavar="PKG", help="package or union package (.json; - for stdin)")
     p.add_argument("--out", required=True, metavar="UNION.json", help="where to write the union (- for stdout)")
     p.add_argument("--name", metavar="NAME", help="system name in the union (default: SYSTEM)")
@@ -47,8 +47,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     p.add_argument("--json", action="store_true",
                    help="the import's summary (memories, statuses, cost, arbiter) as one JSON line")
-    p.add_argument("--history", metavar="PATH", help="mem0: history SQLite file or JSON/JSONL rows")
-    p.add_argument("--passages", metavar="PATH", help="letta: separate passages file (JSON list or JSONL)")
+    p.add_argument("--history", metavar="PATH", help="mem0: history SQLite file or JSON/JSONL rows (- for stdin)")
+    p.add_argument("--passages", metavar="PATH", help="letta: separate passages file (JSON list or JSONL; - for stdin)")
     p.add_argument("--labels", type=name_list, metavar="L,...", help="letta: keep only these block labels")
     p.add_argument("--view", choices=("full", "content"), default="full",
                    help="amem: note text = content + context + keywords + tags (full) or content")
@@ -100,8 +100,16 @@ def run(args: argparse.Namespace) -> int:
     from ..systems import read_system
 
     out = Path(args.out)
+    inputs = {"EXPORT": args.export, "--package": args.package, "--history": args.history,
+              "--passages": args.passages}
+    piped = [name for name, value in inputs.items() if value == "-"]
+    if len(piped) > 1:
+        # Standard input is one stream: two readers would each get part of it, or nothing.
+        raise UsageError(f"{' and '.join(piped)} are each '-', but standard input holds one file; pipe one "
+                         "of them and give the others as file paths")
     if args.out != "-":
-        check_output_path(out, inputs=() if args.package == "-" else (Path(args.package),), overwrite=args.force)
+        check_output_path(out, inputs=tuple(Path(v) for v in inputs.values() if v not in (None, "-")),
+                          overwrite=args.force)
     for flag, owner in (("history", "mem0"), ("passages", "letta"), ("labels", "letta")):
         if getattr(args, flag) and args.system != owner:
             raise UsageError(f"--{flag} applies to {owner} exports only")

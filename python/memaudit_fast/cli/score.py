@@ -9,7 +9,14 @@ from typing import Any
 from ..errors import UsageError
 from ..evaluate.scoring import score
 from ..model.package import Package
-from .common import add_subparser, load_one, one_number, print_json_line, read_json_input
+from .common import (
+    add_subparser,
+    group_capacity,
+    load_one,
+    one_number,
+    print_json_line,
+    read_json_input,
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -27,7 +34,7 @@ def add_parser(subparsers: Any) -> None:
     source.add_argument("--store", metavar="FILE",
                         help="JSON file (- for stdin): a list of candidate ids, or an object with 'selected'")
     p.add_argument("--opt", type=float, help="OPT(B) if already known (skips the exact solve)")
-    p.add_argument("--group-capacity", type=int, metavar="K",
+    p.add_argument("--group-capacity", type=group_capacity, metavar="K",
                    help="candidates a group may hold (overrides objective.group_capacity)")
     p.add_argument("--estimator", metavar="MODEL.json|embed",
                    help="also score the coverage-blind writers estimated_greedy/estimated_gvt at the same "

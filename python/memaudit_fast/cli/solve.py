@@ -28,6 +28,7 @@ from ..solve.exact import (
 from .common import (
     add_subparser,
     failure_text,
+    group_capacity,
     number_list,
     packages_exit_code,
     print_json_line,
@@ -70,7 +71,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--node-limit", type=int, metavar="N", help="search nodes per (package, budget)")
     p.add_argument("--certify", default="none", choices=["none", *SOLVERS],
                    help="check each optimum with a MILP solver (default none)")
-    p.add_argument("--group-capacity", type=int, metavar="K", help="candidates a group may hold (overrides objective.group_capacity; default the package's, else 1)")
+    p.add_argument("--group-capacity", type=group_capacity, metavar="K", help="candidates a group may hold (overrides objective.group_capacity; default the package's, else 1)")
     p.add_argument("--write-model", metavar="DIR", help="with --certify: write each MILP to DIR as .mps and .lp")
     p.add_argument("--finish", choices=["auto", *FINISHERS, "none"], default="auto",
                    help="race this MILP solver against the branch-and-bound on a budget not proven after "

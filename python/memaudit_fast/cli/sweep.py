@@ -17,6 +17,7 @@ from ..solve.certify import SOLVERS, certify
 from .common import (
     add_subparser,
     failure_text,
+    group_capacity,
     name_list,
     number_list,
     packages_exit_code,
@@ -55,7 +56,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--time-limit", type=float, help="seconds per exact solve")
     p.add_argument("--node-limit", type=int, help="nodes per exact solve")
     p.add_argument("--seed", type=int, default=0, help="seed of the random writer")
-    p.add_argument("--group-capacity", type=int, metavar="K", help="candidates a group may hold (overrides objective.group_capacity; default the package's, else 1)")
+    p.add_argument("--group-capacity", type=group_capacity, metavar="K", help="candidates a group may hold (overrides objective.group_capacity; default the package's, else 1)")
     p.add_argument("--estimator", metavar="MODEL.json|embed",
                    help="value estimates for estimated_greedy/estimated_gvt where a package has none "
                         "(a memaudit train-estimator model, or embed); adds them to the default writers")

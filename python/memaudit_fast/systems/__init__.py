@@ -32,7 +32,17 @@ IMPORTERS = ("mem0", "letta", "amem", "membox", "engram")
 
 def read_system(system: str, export: str | Path | None, **options: Any) -> SystemExport:
     """Read an export with the named importer (options as that importer takes them); what it
-    tolerated and kept as exported is in the result's ``notices``."""
+    tolerated and kept as exported is in the result's ``notices``. ``-`` is standard input, for
+    one of ``export``, ``history`` and ``passages`` (it holds one file)."""
+    piped = [name for name, value in (("export", export), ("history", options.get("history")),
+                                      ("passages", options.get("passages"))) if value is not None and str(value) == "-"]
+    if len(piped) > 1:
+        raise UsageError(f"{' and '.join(piped)} are both '-': standard input holds one file; give the other "
+                         "as a file path")
+    if piped and system in ("membox", "engram"):
+        # Their manifest (the conversation the store was written for) sits beside the file.
+        raise UsageError(f"a {system} store is read from its directory or memories.jsonl path, whose manifest "
+                         "names the conversation; give the path instead of '-'")
     if system == "mem0":
         return read_mem0(export, history=options.get("history"))
     if export is None:

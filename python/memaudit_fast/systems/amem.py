@@ -35,10 +35,14 @@ from .records import (
     ExportedMemory,
     RecordReader,
     SystemExport,
+    is_jsonl,
+    is_stdin,
     iter_json_lines,
     load_json_file,
     parse_time,
     require_memories,
+    source_name,
+    stdin_read_once,
 )
 
 VIEWS = ("full", "content")
@@ -58,23 +62,27 @@ def render_note(content: str, context: str | None, keywords: list[str], tags: li
     return " ".join(p for p in parts if p)
 
 
+@stdin_read_once
 def read_amem(export: str | Path, *, view: str = "full") -> SystemExport:
     """Read A-Mem notes under the ``full`` or ``content`` view."""
     if view not in VIEWS:
         raise UsageError(f"unknown A-Mem view {view!r}; expected one of {', '.join(VIEWS)}")
     path = Path(export)
-    reader = RecordReader(str(path), "amem")
+    reader = RecordReader(source_name(path), "amem")
     records: list[tuple[str, Any, str | None]] = []  # (where, note, id from a dict key)
-    if path.name.endswith(".jsonl"):
+    if is_jsonl(path, "amem"):
         records = [(where, value, None) for where, value in iter_json_lines(path, "amem")]
     else:
         data = load_json_file(path, "amem")
         if isinstance(data, list):
             records = [(f"record [{i}]", rec, None) for i, rec in enumerate(data)]
+        elif is_stdin(path) and isinstance(data, dict) and isinstance(data.get("content"), str):
+            records = [("line 1", data, None)]  # one note piped in as JSONL
         elif isinstance(data, dict):
             records = [(f"note {key!r}", rec, key) for key, rec in data.items()]
         else:
-            raise PackageError(f"found {describe(data)}, expected a list or an object of notes", source=str(path))
+            raise PackageError(f"found {describe(data)}, expected a list or an object of notes",
+                               source=source_name(path))
 
     memories: list[ExportedMemory] = []
     seen: dict[str, str] = {}
@@ -111,13 +119,13 @@ def read_amem(export: str | Path, *, view: str = "full") -> SystemExport:
             extra["category"] = category
         memories.append(ExportedMemory(note_id, text, "note", "active", time, time_key, len(memories), (), extra))
     details: dict[str, Any] = {"notes": len(memories), "view": view, "links": len(link_targets)}
-    result = SystemExport("amem", str(path), memories, details)
+    result = SystemExport("amem", source_name(path), memories, details)
     dangling = [(note, target) for note, target in link_targets if target not in seen]
     if dangling:
         # A-Mem's delete leaves the links other notes hold to the deleted note (and releases
         # before link validation kept any): tolerated, kept as exported, and said.
         details["dangling_links"] = sorted({t for _, t in dangling})
-        result.notices.append(_dangling_notice(str(path), dangling))
+        result.notices.append(_dangling_notice(source_name(path), dangling))
     return require_memories(result, "no notes")
 
 

@@ -3,7 +3,8 @@
 For a system S with memories M (cost ``c``), a budget B and ``F`` the union's objective:
 
 ``full_store``
-    ``F(M)`` when ``c(M) <= B``; otherwise 0, with the reason (the store does not fit).
+    ``F(M)`` when ``c(M) <= B``; otherwise 0, with the reason (the store does not fit): its
+    ratios are then 0 whatever the OPT, as ``memaudit score`` scores an infeasible store.
 ``recency_pruned``
     Newest first (``recency_rank`` descending), each memory kept when it still fits: what a
     store that forgets its oldest memories keeps.
@@ -20,7 +21,7 @@ For a system S with memories M (cost ``c``), a budget B and ``F`` the union's ob
     ``1e-12``. It can fall short of the exact ceiling; both are reported.
 
 Each value ``v`` is reported as ``v / OPT(union)`` (``*_ratio``; 1 when ``OPT(union)`` is 0
-and so is ``v``) and ``v / OPT(package)`` (``*_ratio_over_package_opt``; above 1 when the
+and so is ``v``, for a store that fits the budget) and ``v / OPT(package)`` (``*_ratio_over_package_opt``; above 1 when the
 system holds value the package's candidates cannot express). ``upper_pruned_ratio`` measures
 extraction quality; ``*_selection_quality = v / upper_pruned`` measures selection quality
 given the extraction; it is ``null`` (reason ``no memories``) for a system without memories.
@@ -247,6 +248,11 @@ def _system_blocks(
         for key in VARIANTS:
             v = values.get(key)
             block[f"{key}_value"] = v
+            if key == "full_store" and "full_store_ratio" in reasons:
+                # A store over the budget scores 0, as 'memaudit score' scores an infeasible
+                # store, even when OPT is 0 (where every store that fits scores 1).
+                block["full_store_ratio"] = block["full_store_ratio_over_package_opt"] = 0.0
+                continue
             block[f"{key}_ratio"] = None if v is None else ratio_of(v, u_opt)
             if v is None:
                 block[f"{key}_ratio_over_package_opt"] = None

@@ -39,6 +39,8 @@ from .records import (
     load_json_file,
     load_records,
     require_memories,
+    source_name,
+    stdin_read_once,
 )
 
 _MARKER = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")
@@ -67,6 +69,7 @@ def split_block(value: str) -> tuple[list[str], int]:
     return atoms, dropped
 
 
+@stdin_read_once
 def read_letta(
     export: str | Path,
     *,
@@ -88,19 +91,19 @@ def read_letta(
     data = load_json_file(path, "letta")
     if not isinstance(data, dict):
         raise PackageError(
-            f"found {describe(data)}, expected an object with 'blocks' and/or 'passages'", source=str(path)
+            f"found {describe(data)}, expected an object with 'blocks' and/or 'passages'", source=source_name(path)
         )
-    reader = RecordReader(str(path), "letta")
+    reader = RecordReader(source_name(path), "letta")
     blocks, block_field = _find_blocks(data, reader)
     raw_passages: list[tuple[str, Any]] = []
     if "passages" in data and data["passages"] is not None:
         if not isinstance(data["passages"], list):
             reader.fail(f"found {describe(data['passages'])}, expected a list of passages", fld="passages")
         raw_passages = [(f"passages[{i}]", p) for i, p in enumerate(data["passages"])]
-    passage_source = str(path)
+    passage_source = source_name(path)
     if passages is not None:
         raw_passages.extend(load_records(Path(passages), "letta passages"))
-        passage_source = str(passages)
+        passage_source = source_name(passages)
     if blocks is None and not raw_passages:
         reader.fail("found neither 'blocks' nor 'passages'; expected at least one of them")
 
@@ -181,7 +184,7 @@ def read_letta(
         "labels": sorted(wanted) if wanted else None,
         "split_rule": SPLIT_RULE,
     }
-    sources = str(path) if passages is None else f"{path} + {passages}"
+    sources = source_name(path) if passages is None else f"{source_name(path)} + {source_name(passages)}"
     n_blocks, skipped, separators = counts["blocks"], counts["blocks_skipped"], counts["separators_dropped"]
     parts = [f"{n_blocks} block{'s' if n_blocks != 1 else ''} read"]
     if skipped:

@@ -21,7 +21,9 @@ value of every memory whose last event is not ``DELETE``.
 
 Mem0 logs an ``ADD`` row for every memory it creates. An ``UPDATE`` or ``DELETE`` row of a
 memory that no ``ADD`` row of the history created (and that ``get_all`` does not list) comes
-from an incomplete history or another store's: it is refused, naming the row and the id. A
+from an incomplete history or another store's: it is refused, naming the row and the id. So
+is a change that comes, in time order, before the ``ADD`` of its memory (naming both rows):
+replayed, it would leave the older text active; the rows are not reordered to hide it. A
 memory ``get_all`` lists that the history deleted (the two taken at different moments) is kept
 as exported and said in the export's notices.
 """
@@ -36,14 +38,19 @@ from typing import Any
 from ..errors import PackageError
 from ..model.jsonio import describe
 from .records import (
+    SQLITE_MAGIC,
     ExportedMemory,
     RecordReader,
     SystemExport,
     deletion_text,
+    is_stdin,
     load_json_file,
     load_records,
     parse_time,
     require_memories,
+    source_name,
+    stdin_bytes,
+    stdin_read_once,
     update_text,
 )
 
@@ -63,8 +70,10 @@ class HistoryRow:
     time_key: float | None
     is_deleted: bool
     order: int
+    time_field: str = "created_at"
 
 
+@stdin_read_once
 def read_mem0(export: str | Path | None, *, history: str | Path | None = None) -> SystemExport:
     """Read a Mem0 store: ``get_all`` output and/or its history table.
 
@@ -82,7 +91,8 @@ def read_mem0(export: str | Path | None, *, history: str | Path | None = None) -
         raise PackageError("nothing to read: give the get_all JSON, the history table, or both")
     items = _read_items(Path(export)) if export is not None else None
     rows = _read_history(Path(history)) if history is not None else []
-    _check_known(rows, items, str(history))
+    _check_known(rows, items, source_name(history) if history is not None else "")
+    _check_added_first(rows, source_name(history) if history is not None else "")
 
     memories: list[ExportedMemory] = []
     if items is not None:
@@ -93,17 +103,18 @@ def read_mem0(export: str | Path | None, *, history: str | Path | None = None) -
     changes = _history_memories(rows)
     clash = [m.memory_id for m in changes if m.memory_id in active_ids]
     if clash:
-        raise PackageError(f"history change id {clash[0]!r} collides with a memory id", source=str(history))
+        raise PackageError(f"history change id {clash[0]!r} collides with a memory id",
+                           source=source_name(history) if history is not None else None)
     memories.extend(changes)
     memories = [_with_position(m, i) for i, m in enumerate(memories)]
 
-    sources = [str(p) for p in (export, history) if p is not None]
+    sources = [source_name(p) for p in (export, history) if p is not None]
     deleted_still_listed = sorted(
         {r.memory_id for r in rows if r.event == "DELETE"} & {m.memory_id for m in (items or [])}
     )
     details: dict[str, Any] = {
-        "get_all": str(export) if export is not None else None,
-        "history": str(history) if history is not None else None,
+        "get_all": source_name(export) if export is not None else None,
+        "history": source_name(history) if history is not None else None,
         "history_rows": len(rows),
         "events": {e: sum(1 for r in rows if r.event == e) for e in EVENTS},
         "active_from": "get_all" if items is not None else "history",
@@ -116,8 +127,8 @@ def read_mem0(export: str | Path | None, *, history: str | Path | None = None) -
         n = len(deleted_still_listed)
         shown = ", ".join(repr(i) for i in deleted_still_listed[:5]) + (f" and {n - 5} more" if n > 5 else "")
         result.notices.append(
-            f"{export}: {n} memor{'ies' if n != 1 else 'y'} listed by get_all but deleted in the history "
-            f"{history}: {shown}; kept as exported, active and deleted both (were get_all and the "
+            f"{source_name(export or '')}: {n} memor{'ies' if n != 1 else 'y'} listed by get_all but deleted "
+            f"in the history {source_name(history or '')}: {shown}; kept as exported, active and deleted both (were get_all and the "
             "history taken at different moments?)"
         )
     if items is None:
@@ -145,6 +156,40 @@ def _check_known(rows: list[HistoryRow], items: list[ExportedMemory] | None, sou
             )
 
 
+def _check_added_first(rows: list[HistoryRow], source: str) -> None:
+    """No UPDATE/DELETE row comes, in time order, before the ADD row that created its memory.
+
+    Mem0 logs a memory's ADD before any change to it, so a change dated earlier contradicts the
+    history itself; replaying it would make the older text the active memory and the update a
+    superseded one. Which stamp is wrong is the user's to say, so the rows are not reordered.
+    """
+    first_add: dict[str, HistoryRow] = {}
+    for row in rows:
+        if row.event == "ADD":
+            first_add.setdefault(row.memory_id, row)
+    replayed: set[str] = set()
+    reader = RecordReader(source, "mem0 history")
+    for row in rows:  # in replay order: by time, then table order
+        if row.event == "ADD":
+            replayed.add(row.memory_id)
+            continue
+        add = first_add.get(row.memory_id)
+        if add is None or row.memory_id in replayed:
+            continue
+        if row.time_key is not None and add.time_key is not None and row.time_key < add.time_key:
+            when = f"is dated {row.time} ({row.time_field}), before"
+        elif row.time_key is not None and row.time_key == add.time_key:
+            when = f"has the same time {row.time} as, and is listed before,"
+        else:
+            when = "has no time (updated_at, created_at and timestamp empty) and so comes before"
+        reader.fail(
+            f"found {row.event} of memory id {row.memory_id!r} that {when} the ADD row that created it "
+            f"({add.where}, {add.time_field} {add.time}); Mem0 adds a memory before changing it: fix the "
+            f"time of one of these two rows ({row.where} or {add.where})",
+            record=row.where, fld=row.time_field,
+        )
+
+
 def _with_position(m: ExportedMemory, position: int) -> ExportedMemory:
     return ExportedMemory(
         m.memory_id, m.text, m.kind, m.status, m.time, m.time_key, position, m.source_turns, m.extra
@@ -154,12 +199,15 @@ def _with_position(m: ExportedMemory, position: int) -> ExportedMemory:
 def _is_history(path: Path) -> bool:
     """Whether a file given as the export is a history table: SQLite, or JSON / JSONL whose
     first record has ``event`` and ``memory_id`` (a get_all memory has neither)."""
-    if path.suffix in (".db", ".sqlite", ".sqlite3"):
+    if is_stdin(path):
+        if stdin_bytes().startswith(SQLITE_MAGIC):
+            return True
+    elif path.suffix in (".db", ".sqlite", ".sqlite3"):
         return True
-    if not path.is_file():
+    elif not path.is_file():
         return False
     try:
-        records = load_records(path, "mem0") if path.name.endswith(".jsonl") else None
+        records = load_records(path, "mem0") if is_stdin(path) or path.name.endswith(".jsonl") else None
         if records is None:
             data = load_json_file(path, "mem0")
             first = data[0] if isinstance(data, list) and data else None
@@ -176,17 +224,17 @@ def _read_items(path: Path) -> list[ExportedMemory]:
         if "results" not in data:
             raise PackageError(
                 "missing; expected get_all output {\"results\": [...]} (or a list of memories)",
-                field="results", source=str(path),
+                field="results", source=source_name(path),
             )
         items = data["results"]
         if not isinstance(items, list):
             raise PackageError(f"found {describe(items)}, expected a list of memories",
-                               field="results", source=str(path))
+                               field="results", source=source_name(path))
     elif isinstance(data, list):
         items = data
     else:
-        raise PackageError(f"found {describe(data)}, expected get_all output", source=str(path))
-    reader = RecordReader(str(path), "mem0")
+        raise PackageError(f"found {describe(data)}, expected get_all output", source=source_name(path))
+    reader = RecordReader(source_name(path), "mem0")
     seen: dict[str, str] = {}
     out = []
     for i, raw in enumerate(items):
@@ -213,11 +261,13 @@ def _read_items(path: Path) -> list[ExportedMemory]:
 
 
 def _read_history(path: Path) -> list[HistoryRow]:
-    if path.suffix in (".db", ".sqlite", ".sqlite3"):
+    if is_stdin(path) and stdin_bytes().startswith(SQLITE_MAGIC):
+        raw = _sqlite_stdin_rows()
+    elif not is_stdin(path) and path.suffix in (".db", ".sqlite", ".sqlite3"):
         raw = _sqlite_rows(path)
     else:
         raw = load_records(path, "mem0 history")
-    reader = RecordReader(str(path), "mem0 history")
+    reader = RecordReader(source_name(path), "mem0 history")
     rows = []
     for order, (where, value) in enumerate(raw):
         rec = reader.obj(value, where)
@@ -235,8 +285,9 @@ def _read_history(path: Path) -> list[HistoryRow]:
             reader.fail(f"missing; a {event} row needs the previous memory", record=where, fld=old_key)
         if event in ("ADD", "UPDATE") and new is None:
             reader.fail(f"missing; an {event} row needs the new memory", record=where, fld=new_key)
-        times = [reader.time(rec, key, where) for key in ("updated_at", "created_at", "timestamp")]
-        time, time_key = next((t for t in times if t[0] is not None), (None, None))
+        keys = ("updated_at", "created_at", "timestamp")
+        times = [(*reader.time(rec, key, where), key) for key in keys]
+        time, time_key, time_field = next((t for t in times if t[0] is not None), (None, None, "created_at"))
         is_deleted = reader.boolean(rec, "is_deleted", where)
         for key in ("actor_id", "role"):
             reader.string(rec, key, where, required=False)
@@ -245,7 +296,7 @@ def _read_history(path: Path) -> list[HistoryRow]:
                 f"found is_deleted={int(is_deleted)} on a {event} row; Mem0 sets it to 1 exactly on DELETE",
                 record=where, fld="is_deleted",
             )
-        rows.append(HistoryRow(where, memory_id, old, new, event, time, time_key, is_deleted, order))
+        rows.append(HistoryRow(where, memory_id, old, new, event, time, time_key, is_deleted, order, time_field))
     # Mem0 orders a memory's history by time; rows without one keep their table order.
     rows.sort(key=lambda r: (r.time_key if r.time_key is not None else float("-inf"), r.order))
     return rows
@@ -258,6 +309,26 @@ def _sqlite_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise PackageError(f"cannot open as SQLite: {exc}", source=str(path)) from None
+    return _history_table(con, str(path))
+
+
+def _sqlite_stdin_rows() -> list[tuple[str, dict[str, Any]]]:
+    """The history table of a SQLite file piped in (``cat history.db | memaudit import mem0 -``)."""
+    con = sqlite3.connect(":memory:")
+    deserialize = getattr(con, "deserialize", None)  # Python 3.11+
+    if deserialize is None:
+        con.close()
+        raise PackageError("a SQLite history cannot be read from stdin before Python 3.11; give the "
+                           "file's path (--history PATH)", source=source_name("-"))
+    try:
+        deserialize(stdin_bytes())
+    except sqlite3.Error as exc:
+        con.close()
+        raise PackageError(f"cannot open as SQLite: {exc}", source=source_name("-")) from None
+    return _history_table(con, source_name("-"))
+
+
+def _history_table(con: sqlite3.Connection, source: str) -> list[tuple[str, dict[str, Any]]]:
     try:
         try:
             cur = con.execute("SELECT rowid AS _rowid, * FROM history ORDER BY rowid")
@@ -266,7 +337,7 @@ def _sqlite_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
         except sqlite3.Error as exc:
             raise PackageError(
                 f"no readable 'history' table ({exc}); expected the file Mem0 writes at "
-                "history_db_path", source=str(path),
+                "history_db_path", source=source,
             ) from None
     finally:
         con.close()

@@ -14,13 +14,15 @@ exported and said in :attr:`SystemExport.notices`, which ``memaudit import`` pri
 
 from __future__ import annotations
 
+import functools
+import gzip
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from ..errors import PackageError
 from ..model.jsonio import describe, is_number
@@ -261,38 +263,137 @@ def parse_time(text: str, *, compact: bool = False) -> float | None:
     return stamp.timestamp()
 
 
+#: The name that means standard input wherever an importer takes one file.
+STDIN = "-"
+#: How standard input is named in messages.
+STDIN_NAME = "<stdin>"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# Standard input can be read once, but an importer may look at its export twice (Mem0 first
+# tells a history from get_all output): within ``stdin_read_once`` the bytes are kept.
+_held: list[bytes] = []
+_depth = [0]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def is_stdin(path: str | Path | None) -> bool:
+    return path is not None and str(path) == STDIN
+
+
+def source_name(path: str | Path) -> str:
+    """``path`` as messages name it (``<stdin>`` for ``-``)."""
+    return STDIN_NAME if is_stdin(path) else str(path)
+
+
+def stdin_read_once(func: Callable[P, R]) -> Callable[P, R]:
+    """Decorate an importer: ``-`` is standard input, read at most once per call."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        _depth[0] += 1
+        try:
+            return func(*args, **kwargs)
+        finally:
+            _depth[0] -= 1
+            if not _depth[0]:
+                _held.clear()
+
+    return wrapper
+
+
+def stdin_bytes() -> bytes:
+    """All of standard input (gzip decompressed), within ``MEMAUDIT_MAX_FILE_BYTES``."""
+    if _held:
+        return _held[0]
+    from ..model.limits import current_limits
+    from ..model.lines import stdin_stream, stdin_too_large
+
+    cap = current_limits().max_file_bytes
+    try:
+        raw = stdin_stream().read(cap + 1)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise PackageError(f"cannot read: {exc}", source=STDIN_NAME) from None
+    if len(raw) > cap:
+        raise stdin_too_large(cap)
+    if _depth[0]:
+        _held.append(raw)
+    return raw
+
+
+def stdin_text(system: str) -> str:
+    from ..model.jsonio import decode_utf8
+
+    raw = stdin_bytes()
+    if not raw.strip():
+        raise PackageError(f"no input on stdin; expected a {system} export", source=STDIN_NAME)
+    if raw.startswith(SQLITE_MAGIC):
+        raise PackageError(f"a SQLite database; expected a {system} export as JSON or JSONL", source=STDIN_NAME)
+    return decode_utf8(raw, source=STDIN_NAME)
+
+
+def stdin_jsonl_lines(text: str) -> list[str] | None:
+    """The lines of ``text`` when it reads as JSONL (several lines, the first a whole JSON
+    value), else ``None`` (one JSON document, perhaps pretty-printed)."""
+    from ..model.jsonio import loads_strict
+
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return None
+    try:
+        loads_strict(lines[0], source=STDIN_NAME)
+    except PackageError:
+        return None  # the first line of a pretty-printed document
+    return text.splitlines()
+
+
 def load_json_file(path: Path, system: str) -> Any:
-    """Read a JSON file strictly (repeated keys and NaN are errors) with precise messages."""
+    """Read a JSON file (or ``-``, stdin) strictly (repeated keys and NaN are errors) with precise messages."""
     from ..model.jsonio import loads_strict, read_text
 
+    if is_stdin(path):
+        return loads_strict(stdin_text(system), source=STDIN_NAME)
     if not path.is_file():
         raise PackageError(f"file not found; expected a {system} export", source=str(path))
     return loads_strict(read_text(path), source=str(path))
 
 
 def iter_json_lines(path: Path, system: str) -> Iterator[tuple[str, Any]]:
-    """``(where, value)`` for each non-blank line of a JSONL file, parsed strictly."""
+    """``(where, value)`` for each non-blank line of a JSONL file (or ``-``), parsed strictly."""
     from ..model.jsonio import loads_strict
 
-    if not path.is_file():
+    if is_stdin(path):
+        lines = stdin_text(system).splitlines()
+    elif not path.is_file():
         raise PackageError(f"file not found; expected a {system} export", source=str(path))
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise PackageError(f"not UTF-8 text (byte {exc.start})", source=str(path)) from None
+    else:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError as exc:
+            raise PackageError(f"not UTF-8 text (byte {exc.start})", source=str(path)) from None
     for number, line in enumerate(lines, start=1):
         if line.strip():
             where = f"line {number}"
-            yield where, loads_strict(line, source=str(path), record=where)
+            yield where, loads_strict(line, source=source_name(path), record=where)
+
+
+def is_jsonl(path: Path, system: str) -> bool:
+    """Whether records are read by line: a ``.jsonl`` name, or stdin holding JSONL."""
+    if is_stdin(path):
+        return stdin_jsonl_lines(stdin_text(system)) is not None
+    return path.name.endswith(".jsonl")
 
 
 def load_records(path: Path, system: str) -> list[tuple[str, Any]]:
     """Records of a ``.jsonl`` file (located by line) or of a JSON list (located by index)."""
-    if path.name.endswith(".jsonl"):
+    if is_jsonl(path, system):
         return list(iter_json_lines(path, system))
     data = load_json_file(path, system)
+    if is_stdin(path) and isinstance(data, dict):
+        return [("line 1", data)]  # one JSONL record piped in
     if not isinstance(data, list):
-        raise PackageError(f"found {describe(data)}, expected a JSON list of records", source=str(path))
+        raise PackageError(f"found {describe(data)}, expected a JSON list of records", source=source_name(path))
     return [(f"record [{i}]", rec) for i, rec in enumerate(data)]
 
 
