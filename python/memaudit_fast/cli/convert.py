@@ -20,14 +20,17 @@ def add_parser(subparsers: Any) -> None:
         "Convert a package between the single-file layout (.json) and the artifact directory "
         "layout. The output layout follows DST: a name ending in .json is single-file, anything "
         "else an artifact directory. Never writes over an existing path unless --force (an existing "
-        "directory only when it is an artifact package), never over SRC, never through a symbolic "
-        "link; the output appears complete or not at all.",
+        "directory only when it is an artifact package holding nothing but the layout's own files; "
+        "any other file in it is named, exit 2, nothing changed), never over SRC, never through a "
+        "symbolic link; the output appears complete or not at all.",
         "memaudit convert artifact_dir/ package.json",
     )
     p.add_argument("src", metavar="SRC", help="package file or artifact directory (- for stdin)")
     p.add_argument("dst", metavar="DST", help="output file or directory (- for single-file JSON on stdout)")
     p.add_argument("--layout", choices=["json", "artifact"], help="force the output layout")
-    p.add_argument("--force", action="store_true", help="replace an existing DST")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing DST (a directory only when it holds the artifact layout's own "
+                   "files and nothing else)")
     p.add_argument("--json", action="store_true", help="report what was written as one JSON line")
     add_checksum_flag(p)
     p.set_defaults(run=run)
@@ -37,7 +40,9 @@ def run(args: argparse.Namespace) -> int:
     apply_checksum_flag(args)
     if args.dst != "-":
         layout = args.layout or ("json" if args.dst.endswith(".json") else "artifact")
-        # The output is checked before the input is read: a refusal costs nothing.
+        # The output is checked before the input is read: a refusal costs nothing. Files of an
+        # existing directory that the layout does not write are refused by save_package, once the
+        # package (and so its own extra files) is known.
         OutputPath(args.dst, inputs=(Path(args.src),), force=args.force,
                    kind="file" if layout == "json" else "dir", marker="candidate_memories.jsonl").check()
     pkg = load_one(args.src)

@@ -23,7 +23,9 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("results", metavar="RESULTS.jsonl", help="results file (- for stdin)")
     p.add_argument("--out", required=True, help="output directory (must not exist, unless --force)")
-    add_force(p, "an earlier report in --out")
+    add_force(p, "an earlier report in --out, only when it holds nothing but the report's own files "
+                 "(index.html and its PNG figures); a directory holding any other file is refused (exit 2) "
+                 "and left unchanged")
     p.add_argument("--json", action="store_true", help="list the files written as one JSON line")
     p.set_defaults(run=run)
 

@@ -112,8 +112,10 @@ class OutputPath:
       a directory (``kind="dir"``) is built under a temporary name beside it and renamed into
       place when complete, so a full disk or a permission error leaves nothing behind;
     * an existing directory is replaced (with ``force``) only when it is empty or holds
-      ``marker`` (the file that shows it is this command's output, e.g. ``index.html``), so
-      ``--force`` never deletes a directory of other things;
+      ``marker`` (the file that shows it is this command's output, e.g. ``index.html``) and,
+      given ``owns``, when every entry in it is one this command writes (``owns(entry)``);
+      otherwise it is refused and left as it was, naming a file that is not the command's, so
+      ``--force`` never deletes a user's file;
     * the parent directory must be writable, which :meth:`check` tests before any work.
 
     Usage::
@@ -125,7 +127,9 @@ class OutputPath:
     """
 
     def __init__(self, path: str | Path, *, inputs: tuple[str | Path, ...] = (), force: bool = False,
-                 kind: str = "file", marker: str | None = None) -> None:
+                 kind: str = "file", marker: str | None = None,
+                 owns: Callable[[Path], bool] | None = None, what: str = "this command",
+                 option: str = "output directory") -> None:
         if kind not in ("file", "dir"):
             raise ValueError(f"kind must be 'file' or 'dir', not {kind!r}")
         self.path = Path(path)
@@ -133,6 +137,9 @@ class OutputPath:
         self.force = force
         self.kind = kind
         self.marker = marker
+        self.owns = owns
+        self.what = what
+        self.option = option
 
     def check(self) -> OutputPath:
         """Raise UsageError unless this output may be written; returns self."""
@@ -158,12 +165,25 @@ class OutputPath:
                 what = f"an earlier output (no {self.marker})" if self.marker else "empty"
                 raise UsageError(f"{dst} is a directory that is not {what}; it is never replaced, even "
                                  "with --force; choose a new directory")
+            if self.kind == "dir" and self.owns is not None:
+                self._check_owned(dst)
         parent = _existing_parent(dst)
         if not parent.is_dir():
             raise UsageError(f"{dst}: {parent} is not a directory")
         if not os.access(parent, os.W_OK | os.X_OK):
             raise UsageError(f"{dst}: cannot write in {parent} (permission denied)")
         return self
+
+    def _check_owned(self, dst: Path) -> None:
+        # --force replaces the whole directory: a file the command did not write would be lost.
+        assert self.owns is not None
+        foreign = sorted(entry.name for entry in dst.iterdir() if not self.owns(entry))
+        if foreign:
+            more = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
+            raise UsageError(
+                f"{dst / foreign[0]}{more}: not a file {self.what} writes; --force replaces only "
+                f"{self.what}'s own files, so {dst} was left as it was: move such files out of it, "
+                f"or choose another {self.option}")
 
     def write(self, writer: Callable[[Any], None], *, binary: bool = False) -> Path:
         """Write the file atomically (``writer`` gets the open handle)."""

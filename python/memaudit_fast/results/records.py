@@ -22,14 +22,14 @@ from typing import Any
 import orjson
 
 from ..errors import PackageError
-from ..model.jsonio import loads_strict, read_text
+from ..model.jsonio import describe, loads_strict, read_text
 from ..model.package import FORMAT as PACKAGE_FORMAT
 from ..solve.exact import RESULT_FORMAT
 
 __all__ = [
-    "PACKAGE_FORMAT", "RECORD_START", "RECORD_START_PATTERN", "RESULT_FORMAT", "ResultsFile", "check_record", "encode_record",
+    "PACKAGE_FORMAT", "RECORD_START", "RECORD_START_PATTERN", "RESULT_FORMAT", "STATUSES", "ResultsFile", "check_record", "encode_record",
     "encode_records", "encode_records_with", "error_record", "parse_results", "plain_number", "read_records", "read_results_file",
-    "read_results_text", "solved_record",
+    "read_results_text", "solved_record", "validate_record",
 ]
 
 # Every record this module encodes starts with these bytes (``format`` is always the first key
@@ -162,6 +162,109 @@ def check_record(record: Any, source: str, where: str) -> dict[str, Any]:
     return record
 
 
+#: The status of a result record (the spec's list).
+STATUSES = ("optimal", "time_limit", "node_limit", "interrupted", "error")
+
+_INT64 = 2**63
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < float("inf")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -_INT64 <= value < _INT64
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+# Optional fields: the test each value meets (null is always allowed) and what it should be.
+_NUMBER = (_is_number, "a number")
+_INT = (_is_int, "an integer")
+_TEXT = (lambda v: isinstance(v, str), "a string")
+_BOOL = (lambda v: isinstance(v, bool), "true or false")
+_IDS = (_is_str_list, "a list of id strings")
+_OPTIONAL = {
+    "source": _TEXT, "distribution": _TEXT, "budget_frac": _NUMBER, "proven_optimal": _BOOL,
+    "upper_bound": _NUMBER, "gap": _NUMBER, "cost": _NUMBER, "nodes": _INT, "seconds": _NUMBER,
+    "saturation": _TEXT, "weights_rule": _TEXT, "group_capacity": _INT, "proved_by": _TEXT, "error": _TEXT,
+}
+_BLOCKS = {
+    "size": {"candidates": _INT, "groups": _INT, "units": _INT, "nonzeros": _INT},
+    "certificate": {"solver": _TEXT, "version": _TEXT, "status": _TEXT, "value": _NUMBER, "agrees": _BOOL,
+                    "seconds": _NUMBER},
+}
+_WRITER = {"value": _NUMBER, "ratio": _NUMBER, "cost": _NUMBER, "selected": _IDS}
+
+
+def validate_record(record: Any, source: str, where: str) -> dict[str, Any]:
+    """``record`` when it is a well-formed result record, else a PackageError naming the file,
+    the line, the field, what was found and what is allowed.
+
+    The checks every reader of results shares (export, report, the data frames), so that a
+    file one of them takes the others take too. A solved record needs a ``package_id``, a
+    ``status`` among :data:`STATUSES`, a ``budget`` and ``opt`` (``selected``, when given, is a
+    list of ids); an ``error``
+    record needs its ``error`` text and may lack the rest (its id and budget may be null).
+    Fields a reader does not know are kept as they are.
+    """
+    record = check_record(record, source, where)
+
+    def refuse(name: str, expected: str, *, value: Any = None, nested: bool = False) -> PackageError:
+        present = nested or name in record
+        shown = value if nested else record.get(name)
+        found = f"found {describe(shown)}" if present else "missing"
+        return PackageError(f"{found}, expected {expected}", source=source, record=where, field=name)
+
+    status = record.get("status")
+    if not isinstance(status, str) or status not in STATUSES:
+        raise refuse("status", f"one of {', '.join(STATUSES)}")
+    failed = status == "error"
+    package_id = record.get("package_id")
+    if not (isinstance(package_id, str) and package_id) and not (failed and package_id is None and "package_id" in record):
+        raise refuse("package_id", "the package's id (a non-empty string)"
+                     + ("; null only in an error record" if not failed else ""))
+    budget = record.get("budget")
+    if not (_is_number(budget) and budget >= 0) and not (failed and budget is None):
+        raise refuse("budget", "a number >= 0" + ("" if failed else " (null only in an error record)"))
+    if failed:
+        if not isinstance(record.get("error"), str):
+            raise refuse("error", "the cause of the failure (a string)")
+    else:
+        if not _is_number(record.get("opt")):
+            raise refuse("opt", "the value of the store found (a number); only an error record may lack it")
+        if "selected" in record and not _is_str_list(record["selected"]):
+            raise refuse("selected", "the store found: a list of candidate id strings (an empty list for none)")
+    for name, (test, expected) in _OPTIONAL.items():
+        if record.get(name) is not None and not test(record[name]):
+            raise refuse(name, f"{expected} or null")
+    for block, fields in _BLOCKS.items():
+        value = record.get(block)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise refuse(block, "an object or null")
+        for name, (test, expected) in fields.items():
+            if value.get(name) is not None and not test(value[name]):
+                raise refuse(f"{block}.{name}", f"{expected} or null", value=value[name], nested=True)
+    for block in ("writers", "systems"):
+        value = record.get(block)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise refuse(block, "an object with one entry per writer (or null)")
+        for name, fields in value.items():
+            if block == "writers" and not isinstance(fields, dict):
+                raise refuse(f"{block}.{name}", "an object of the writer's value, ratio, cost and selected",
+                             value=fields, nested=True)
+            for key, (test, expected) in _WRITER.items():
+                if block == "writers" and fields.get(key) is not None and not test(fields[key]):
+                    raise refuse(f"{block}.{name}.{key}", f"{expected} or null", value=fields[key], nested=True)
+    return record
+
+
 def read_results_text(path: str | Path) -> tuple[str, str]:
     """(text, label) of a results file; ``-`` is stdin; ``.gz`` is decompressed."""
     if str(path) == "-":
@@ -195,7 +298,7 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
             if not records:
                 _refuse_whole_document(text, label)
             raise
-        records.append(check_record(record, label, where))
+        records.append(validate_record(record, label, where))
     if not records:
         raise PackageError(f"holds no {RESULT_FORMAT} records", source=label)
     return records

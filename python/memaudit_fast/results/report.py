@@ -130,15 +130,42 @@ def make_report(results: str | Path, out_dir: str | Path, *, force: bool = False
     """Write the figures and ``index.html`` into ``out_dir``; returns the files written.
 
     The output rules are :class:`~memaudit_fast.model.jsonio.OutputPath`'s: an existing
-    ``out_dir`` is replaced only with ``force`` and only when it is an earlier report (holds
-    ``index.html``) or empty; the new report is built beside it and appears complete.
+    ``out_dir`` is replaced only with ``force`` and only when it is empty or an earlier report
+    holding nothing but the report's own files (:data:`REPORT_FILES`, an ``index.html`` this
+    command wrote); any other file in it is named and nothing is changed. The new report is
+    built beside it and appears complete.
     """
     from ..model.jsonio import OutputPath
 
-    target = OutputPath(out_dir, inputs=(Path(results),), force=force, kind="dir", marker="index.html").check()
+    target = OutputPath(out_dir, inputs=(Path(results),), force=force, kind="dir", marker="index.html",
+                        owns=is_report_file, what="memaudit report", option="--out").check()
     with target.directory() as tmp:
         written = _draw_report(results, tmp)
     return [Path(out_dir) / path.name for path in written]
+
+
+#: Every file a report writes; --force replaces a directory holding nothing else.
+REPORT_FILES = frozenset({"index.html", "sweep.png", "heatmap.png", "ablation.png", "systems.png",
+                          "solver_time.png"})
+# The first bytes of every index.html a report writes: a user's own index.html is not one.
+_PAGE_START = "<!doctype html><html><head><meta charset='utf-8'><title>memaudit report</title>"
+
+
+def is_report_file(path: Path) -> bool:
+    """Whether ``path`` (an entry of an existing --out) is a file a report writes."""
+    if path.name not in REPORT_FILES:
+        return False
+    if path.is_symlink():
+        return True  # only the link goes, never what it points to
+    if not path.is_file():
+        return False
+    if path.name != "index.html":
+        return True
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(_PAGE_START)).decode("utf-8", "replace") == _PAGE_START
+    except OSError:
+        return False
 
 
 def _draw_report(results: str | Path, out_dir: str | Path) -> list[Path]:
@@ -301,7 +328,7 @@ def _draw_report(results: str | Path, out_dir: str | Path) -> list[Path]:
     statuses: dict[str, int] = defaultdict(int)
     for r in records:
         statuses[str(r.get("status"))] += 1
-    page = ["<!doctype html><html><head><meta charset='utf-8'><title>memaudit report</title>",
+    page = [_PAGE_START,
             ("<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
             "img{max-width:100%}.fig{display:flex;gap:1.5em;align-items:flex-start}"
             ".fig>div{flex:1;overflow-x:auto}table{border-collapse:collapse;font-size:0.85em}"
