@@ -65,3 +65,16 @@ def test_a_directory_that_is_not_a_store_is_never_replaced(tmp_path, capsys):
     assert write(src, tmp_path / "out", "--force") == 2
     assert (tmp_path / "out" / "conv" / "mine.txt").read_text() == "keep"
     capsys.readouterr()
+
+
+def test_force_replaces_a_store_only_while_it_holds_nothing_but_its_own_files(tmp_path, capsys):
+    src = locomo(tmp_path, "conv")
+    out = tmp_path / "out"
+    assert write(src, out) == 0
+    (out / "conv" / "notes.txt").write_text("keep")
+    assert write(src, out, "--force") == 2
+    assert "notes.txt" in capsys.readouterr().err
+    assert (out / "conv" / "notes.txt").read_text() == "keep"
+    (out / "conv" / "notes.txt").unlink()
+    assert write(src, out, "--force") == 0
+    capsys.readouterr()

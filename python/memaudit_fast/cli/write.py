@@ -83,14 +83,17 @@ def run(args: argparse.Namespace) -> int:
     from ..writers.export import export_store
     from ..writers.locomo_turns import load_locomo
     from ..writers.membox import MemboxParams
-    from ..writers.store import EXPORT, MANIFEST
+    from ..writers.store import DATABASE, EXPORT, MANIFEST
+
+    def owns(entry: Path) -> bool:  # a store's own files (writers/store.py): --force replaces only these
+        return not entry.is_dir() and (entry.name in (MANIFEST, DATABASE, EXPORT) or entry.name.endswith(".faiss"))
 
     conversations = load_locomo(args.locomo, args.sample_id)
     out = Path(args.out)
     # Every output is checked before any work; directory names made from data stay inside OUT.
     outputs = [
         OutputPath(out / name, inputs=(Path(args.locomo),), force=args.force, kind="dir",
-                   marker=MANIFEST).check()
+                   marker=MANIFEST, owns=owns, what="memaudit write", option="--out").check()
         for name in unique_names([conv.sample_id for conv in conversations])
     ]
     embedder = get_embedder(args.embedder)
