@@ -23,12 +23,20 @@ LINE_BUFFER = 1 << 20
 
 def iter_lines(path: Path, *, line_cap: int, stream_cap: int) -> Iterator[tuple[int, bytes | PackageError]]:
     """(line number, bytes) per line of a regular file, or a PackageError for a line that is
-    too long (it is skipped without being held in memory) and, last, for a stream that is too
-    long or unreadable. Memory stays within ``line_cap``.
+    too long (it is skipped without being held in memory) and, last, for the line within which
+    the stream passes ``stream_cap`` (that line and the ones after it are not read) or the line
+    that cannot be read. Memory stays within ``line_cap`` and ``stream_cap``.
     """
     handle = open_regular(path, LINE_BUFFER)
     with handle:
         yield from iter_stream_lines(handle, str(path), line_cap=line_cap, stream_cap=stream_cap)
+
+
+def _set_cap_error(stream_cap: int, source: str, number: int, also: str = "") -> PackageError:
+    return PackageError(
+        f"{also}the set passes the limit of {stream_cap} bytes (after decompression) within this line, so "
+        "this line and the lines after it were not read; raise MEMAUDIT_MAX_SET_BYTES if genuine",
+        source=source, record=f"line {number}")
 
 
 def iter_stream_lines(handle: IO[bytes] | gzip.GzipFile, source: str, *, line_cap: int,
@@ -37,8 +45,9 @@ def iter_stream_lines(handle: IO[bytes] | gzip.GzipFile, source: str, *, line_ca
     total = 0
     number = 0
     while True:
+        room = stream_cap - total  # a line longer than what the set has left is never read whole
         try:
-            line = handle.readline(line_cap + 1)
+            line = handle.readline(min(line_cap, room) + 1)
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             yield number + 1, PackageError(f"cannot read further: {exc}", source=source,
                                            record=f"line {number + 1}")
@@ -47,26 +56,25 @@ def iter_stream_lines(handle: IO[bytes] | gzip.GzipFile, source: str, *, line_ca
             return
         number += 1
         total += len(line)
+        if len(line) > room:
+            yield number, _set_cap_error(stream_cap, source, number)
+            return
         if len(line) > line_cap and not line.endswith(b"\n"):
             try:
-                while True:  # skip the rest of the line in bounded pieces
+                while total <= stream_cap:  # skip the rest of the line in bounded pieces
                     piece = handle.readline(1 << 20)
                     total += len(piece)
-                    if not piece or piece.endswith(b"\n") or total > stream_cap:
+                    if not piece or piece.endswith(b"\n"):
                         break
             except (OSError, EOFError, gzip.BadGzipFile):
                 pass
-            yield number, PackageError(
-                f"longer than the limit of {line_cap} bytes for one line; raise it with "
-                "MEMAUDIT_MAX_FILE_BYTES if genuine", source=source, record=f"line {number}")
+            too_long = f"longer than the limit of {line_cap} bytes for one line (MEMAUDIT_MAX_FILE_BYTES)"
+            if total > stream_cap:
+                yield number, _set_cap_error(stream_cap, source, number, also=too_long + ", and ")
+                return
+            yield number, PackageError(f"{too_long}; raise it if genuine", source=source, record=f"line {number}")
         else:
             yield number, line
-        if total > stream_cap:
-            yield number + 1, PackageError(
-                f"holds more than the limit of {stream_cap} bytes (after decompression); the "
-                "lines after this were not read; raise MEMAUDIT_MAX_SET_BYTES if genuine",
-                source=source, record=f"line {number + 1}")
-            return
 
 
 class _Gunzip(io.RawIOBase):

@@ -15,6 +15,8 @@ the fast one is in doubt and finds and words every error.
 
 from __future__ import annotations
 
+import math
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
@@ -51,7 +53,9 @@ class Package:
     Attributes
     ----------
     data : dict
-        The package exactly as given (single-file layout); never modified by validation.
+        The package as given (single-file layout); never modified by validation. From
+        :meth:`from_dict`, numpy numbers and arrays in it are Python numbers and lists, and
+        tuples are lists (a copy holds them; the caller's dict is left as it is).
     source : str or None
         Where it was read from, for messages.
     """
@@ -84,13 +88,19 @@ class Package:
         every defect found (at most ``max_errors``).
         """
         limits = limits or current_limits()
+        locator = locator or _default_locator
+        plain = _is_plain_json(data)
+        if not plain:  # what is kept must be written back unchanged: only JSON data is kept
+            found: list[tuple[list[Any], str]] = []
+            data = _json_data(data, found, limits.max_depth)
+            if found:
+                _Validator(data, source, locator, limits, max_errors=max_errors).refuse_defects(found)
         if isinstance(data, dict):
             fields = _fast_package(data, source, limits)
-            if fields is not None and _encodable(data):
+            if fields is not None and (plain or _encodable(data)):
                 return cls(**fields)
         defects = find_defects(data, limit=max_errors)
-        return _Validator(data, source, locator or _default_locator, limits, defects=defects,
-                          max_errors=max_errors).run()
+        return _Validator(data, source, locator, limits, defects=defects, max_errors=max_errors).run()
 
     @classmethod
     def from_arrays(cls, cost: Any, group: Any, coverage: Any, weight: Any, **options: Any) -> Package:
@@ -152,6 +162,114 @@ class Package:
 
     def iter_candidates(self) -> Iterator[tuple[int, dict[str, Any]]]:
         return enumerate(self.candidates)
+
+
+# orjson writes a subclass, a dataclass or a datetime only when asked to: here it raises instead.
+_PLAIN = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+# Python cannot write integers of more digits than about this as text.
+_MAX_INT_BITS = 13_000
+_JSON_DATA = "JSON data (an object with string keys, a list, a string, a finite number, true, false or null)"
+
+
+def _is_plain_json(data: Any) -> bool:
+    """Whether ``data`` is plain JSON data, decided in C: it comes back equal from its JSON
+    text (NaN and infinities come back as null, a tuple as a list, a numpy number not at all)."""
+    try:
+        return bool(orjson.loads(orjson.dumps(data, option=_PLAIN)) == data)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def _json_data(data: Any, found: list[tuple[list[Any], str]], max_depth: int) -> Any:
+    """A copy of ``data`` as plain JSON data: numpy numbers and numeric arrays as Python numbers
+    and lists (exactly), tuples as lists. What is not JSON data is added to ``found`` as (JSON
+    path, problem). Iterative, so depth (or data that holds itself) never hits the recursion limit."""
+    holder = [data]
+    stack: list[tuple[Any, Any, Any, list[Any], int]] = [(data, holder, 0, [], 0)]
+    while stack:
+        value, parent, slot, path, depth = stack.pop()
+        value = parent[slot] = _json_value(value, path, found)
+        if not isinstance(value, (dict, list, tuple)):
+            continue
+        if depth >= max_depth:
+            found.append((path[:4], (f"arrays and objects in it nest more than {max_depth} levels deep (or "
+                                    "hold themselves); a package needs a few (raise MEMAUDIT_MAX_DEPTH if genuine)")))
+            continue
+        children: list[tuple[Any, Any, Any, list[Any], int]] = []
+        if isinstance(value, dict):
+            out: Any = {}
+            parent[slot] = out
+            for key, child in value.items():
+                if type(key) is not str:
+                    if not isinstance(key, str):
+                        fix = f"write it as {str(key)!r}" if isinstance(key, (int, float)) else "use a string key"
+                        found.append((path + [repr(key)], (f"found the key {key!r} (a Python {type(key).__name__}); "
+                                                          f"keys of a JSON object are strings: {fix}")))
+                        continue
+                    key = str(key)
+                out[key] = None
+                children.append((child, out, key, path + [key], depth + 1))
+        else:
+            out = [None] * len(value)
+            parent[slot] = out
+            children = [(child, out, i, path + [i], depth + 1) for i, child in enumerate(value)]
+        stack.extend(reversed(children))
+    return holder[0]
+
+
+def _json_value(value: Any, path: list[Any], found: list[tuple[list[Any], str]]) -> Any:
+    """One value as plain JSON (containers are copied by :func:`_json_data`)."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None or kind is dict or kind is list:
+        return value
+    if kind is int:
+        if value.bit_length() > _MAX_INT_BITS:
+            found.append((path, (f"found an integer of {value.bit_length()} bits, far beyond what a double holds; "
+                                "write a smaller number")))
+        return value
+    if kind is float:
+        if not math.isfinite(value):
+            found.append((path, f"found {value!r}; NaN and infinities are not JSON numbers: write a finite number"))
+        return value
+    numpy = sys.modules.get("numpy")  # a numpy value can only come from numpy once imported
+    if numpy is not None and isinstance(value, (numpy.generic, numpy.ndarray)):
+        return _json_value(_from_numpy(numpy, value, path, found), path, found)
+    if isinstance(value, (dict, list, tuple)):
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int) and not isinstance(value, bool):  # an IntEnum is written as its number
+        return _json_value(int(value), path, found)
+    if isinstance(value, float):
+        return _json_value(float(value), path, found)
+    what = "a set; JSON has no sets: give a list" if isinstance(value, (set, frozenset)) else \
+        f"a Python {kind.__name__}, expected {_JSON_DATA}"
+    found.append((path, f"found {what}"))
+    return value
+
+
+def _from_numpy(numpy: Any, value: Any, path: list[Any], found: list[tuple[list[Any], str]]) -> Any:
+    """A numpy number as the Python number of the same value, a numeric array as a list."""
+    dtype = value.dtype
+    if dtype.kind not in "biuf":
+        found.append((path, (f"found a numpy {type(value).__name__} of dtype {dtype}, expected numbers; give "
+                            "Python values (e.g. with .tolist())")))
+        return None
+    if isinstance(value, numpy.ndarray):
+        if value.ndim == 0:
+            return _from_numpy(numpy, value[()], path, found)
+        # tolist is exact for these; wider floats are judged one by one as numpy numbers
+        return value.tolist() if dtype.kind != "f" or dtype.itemsize <= 8 else list(value)
+    if dtype.kind == "b":
+        return bool(value)
+    if dtype.kind in "iu":
+        return int(value)
+    number = float(value)
+    if dtype.itemsize > 8 and math.isfinite(number) and numpy.longdouble(number) != value:
+        found.append((path, (f"found the numpy {dtype} {value}, which a double does not hold exactly; "
+                            "round it to a float64 first")))
+    return number
+
 
 class _ScannedPackage(Package):
     """A package read by the core's scanner (:func:`.fastpath.scanned_package`).

@@ -394,6 +394,21 @@ class _Validator:
             first.errors = list(self.errors)
             raise first
 
+    def refuse_defects(self, defects: list[tuple[list[Any], str]]) -> NoReturn:
+        """Raise the errors of values that are not JSON data, (JSON path, problem) each."""
+        pid = self.data.get("package_id") if isinstance(self.data, dict) else None
+        if type(pid) is str and pid and not _has_surrogate(pid):
+            self.package_id = pid
+        try:
+            for path, problem in defects:
+                record, fld = self.place(path)
+                self.report(problem, record=record, fld=fld)
+        except _Full:
+            self.errors[0].truncated = True
+        first = self.errors[0]
+        first.errors = list(self.errors)
+        raise first
+
     def budgets(self) -> None:
         data = self.data
         if "budgets" in data and "budget" in data:
