@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memaudit_fast import _core
@@ -244,9 +244,26 @@ def test_the_race_model_with_linear_units_proves_only_opt(data: dict, frac: floa
     assert max(worth, 0.0) == pytest.approx(opt, rel=TOL, abs=1e-7)
 
 
+# The floor's store (c2, worth 0.25) is of a candidate the reduction drops (c0 dominates it),
+# off the reduced problem's lattice (steps of 1): the bound stated must still be at least 0.25.
+_OFF_LATTICE_FLOOR = {
+    "format": "memaudit.package/1", "package_id": "hyp/0", "objective": {"saturation": "cap1"}, "budgets": [0],
+    "experiences": [{"experience_id": "e0", "timestamp": 0, "text": "turn 0"}],
+    "units": [{"unit_id": "u0", "kind": "current_truth"}, {"unit_id": "u1", "kind": "current_truth"}],
+    "candidates": [
+        {"candidate_id": "c0", "experience_id": "e0", "representation": "raw_span", "cost": 0, "coverage": {"u0": 1.0}},
+        {"candidate_id": "c1", "experience_id": "e0", "representation": "raw_span", "cost": 0, "coverage": {}},
+        {"candidate_id": "c2", "experience_id": "e0", "representation": "raw_span", "cost": 0,
+         "coverage": {"u0": 0.25}},
+    ],
+    "queries": [{"query_id": "q0", "text": "?", "required_unit_ids": ["u0"]}],
+}
+
+
 @settings(max_examples=80, deadline=None)
 @given(data=packages(max_candidates=9, max_units=4, extras=False), frac=st.sampled_from([0.2, 0.4, 0.7]),
        short=st.sampled_from([0, 1, 3]), closed=st.sets(st.integers(0, 8), max_size=4))
+@example(data=_OFF_LATTICE_FLOOR, frac=0.2, short=1, closed={0})
 def test_a_cutoff_at_a_store_known_elsewhere_proves_opt_over_the_candidates_left(
         data: dict, frac: float, short: int, closed: set[int]) -> None:
     # As fixing leaves it: HiGHS on some candidates only, the floor a store of any (OPT's, or a

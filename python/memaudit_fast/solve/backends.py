@@ -267,6 +267,10 @@ def solve_highs(
         status, bound = "optimal", closed[0] if objective is None else max(closed[0], objective)
     if status == "optimal" and objective is not None and bound is not None:
         bound = max(bound, objective)
+    if status == "optimal" and bound is not None and floor is not None and closed[0] is not None:
+        # The floor's store is worth what it is, on the lattice or off it (a store of candidates
+        # the reduction dropped may lie between two points): a bound is never under it.
+        bound = max(bound, float(floor()))
     store = _store_from(model, h.getSolution().col_value) if has_solution else None
     return MilpOutcome("highs", version, status, objective, bound, store, int(info.mip_node_count), seconds)
 
