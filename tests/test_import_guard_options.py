@@ -4,11 +4,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from memaudit_fast.cli.main import main
@@ -16,22 +14,10 @@ from memaudit_fast.model.examples import example_package_path
 from memaudit_fast.systems import build_union, score_store
 from memaudit_fast.systems.arbiter import Arbiter
 from memaudit_fast.systems.records import ExportedMemory, SystemExport
+from oracles.judges import ZeroJudge
 from oracles.objective import brute_solver
 
 EXAMPLE = example_package_path()
-
-
-class ZeroJudge:
-    """Covers nothing: OPT(union) is the package's own."""
-
-    def config(self) -> dict[str, Any]:
-        return {"judge": "zero"}
-
-    def judge(self, memories: Sequence[str], units: Sequence[str]) -> np.ndarray:
-        return np.zeros((len(memories), len(units)))
-
-    def salience(self, memories: Sequence[str], queries: Sequence[str]) -> np.ndarray | None:
-        return None
 
 
 def union() -> Any:

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from memaudit_fast.cli.main import main
@@ -41,23 +39,11 @@ from oracles.exports import (
     MEMBOX_RECORDS,
     NOTES,
 )
+from oracles.judges import ZeroJudge
 from oracles.objective import brute_solver
 
 EXAMPLE = example_package_path()
 STORE_FORMAT = "memaudit.writer-store/1"
-
-
-class ZeroJudge:
-    """Covers nothing; enough to build unions without embedding anything."""
-
-    def config(self) -> dict[str, Any]:
-        return {"judge": "zero"}
-
-    def judge(self, memories: Sequence[str], units: Sequence[str]) -> np.ndarray:
-        return np.zeros((len(memories), len(units)))
-
-    def salience(self, memories: Sequence[str], queries: Sequence[str]) -> np.ndarray | None:
-        return None
 
 
 def import_cli(tmp_path: Path, system: str, export: Path, *extra: str, package: Path = EXAMPLE,
