@@ -25,6 +25,7 @@ from ..errors import PackageError
 from ..model.jsonio import describe, loads_strict, read_text
 from ..model.package import FORMAT as PACKAGE_FORMAT
 from ..solve.exact import RESULT_FORMAT
+from ..solve.exact import STATUSES as SOLVE_STATUSES
 
 __all__ = [
     "PACKAGE_FORMAT", "RECORD_START", "RECORD_START_PATTERN", "RESULT_FORMAT", "STATUSES", "ResultsFile", "check_record", "encode_record",
@@ -162,8 +163,8 @@ def check_record(record: Any, source: str, where: str) -> dict[str, Any]:
     return record
 
 
-#: The status of a result record (the spec's list).
-STATUSES = ("optimal", "time_limit", "node_limit", "interrupted", "error")
+#: The status of a result record (the spec's list): a solve's, or ``error``.
+STATUSES = (*SOLVE_STATUSES, "error")
 
 _INT64 = 2**63
 
@@ -255,12 +256,14 @@ def validate_record(record: Any, source: str, where: str) -> dict[str, Any]:
             continue
         if not isinstance(value, dict):
             raise refuse(block, "an object with one entry per writer (or null)")
+        if block == "systems":
+            continue  # its entries are the importers' own blocks
         for name, fields in value.items():
-            if block == "writers" and not isinstance(fields, dict):
+            if not isinstance(fields, dict):
                 raise refuse(f"{block}.{name}", "an object of the writer's value, ratio, cost and selected",
                              value=fields, nested=True)
             for key, (test, expected) in _WRITER.items():
-                if block == "writers" and fields.get(key) is not None and not test(fields[key]):
+                if fields.get(key) is not None and not test(fields[key]):
                     raise refuse(f"{block}.{name}.{key}", f"{expected} or null", value=fields[key], nested=True)
     return record
 
