@@ -147,3 +147,22 @@ def test_a_package_spread_over_lines_is_one_package(monkeypatch, capsys) -> None
     _stdin_bytes(monkeypatch, EXAMPLE.read_bytes().replace(b"\n", b"\r\n"))
     assert main(["validate", "-"]) == 0
     assert "ok: <stdin> (example/lisbon-porto)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [["info", "-"], ["convert", "-", "OUT"]])
+def test_results_or_a_set_on_stdin_where_one_package_goes_is_named_as_such(tmp_path, monkeypatch, capsys,
+                                                                         command) -> None:
+    argv = [str(tmp_path / "out.json") if a == "OUT" else a for a in command]
+    assert main(["solve", str(EXAMPLE), "--budgets", "4,8", "--json"]) == 0
+    results = capsys.readouterr().out.encode()
+    cases = [
+        (results, "memaudit.result/1 records (a results file)"),  # several records
+        (results.splitlines(keepends=True)[0], "a result record"),  # one record
+        ("".join(_set_lines()).encode(), "a package set (3 lines)"),
+    ]
+    for data, said in cases:
+        _stdin_bytes(monkeypatch, data)
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err
+    assert not (tmp_path / "out.json").exists()

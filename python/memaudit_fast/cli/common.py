@@ -342,8 +342,12 @@ def load_one(path: str | Path) -> Package:
     (entry, *more) = list(stdin_entries())
     if more:
         from ..errors import UsageError
+        from ..model.spec import RESULT_FORMAT
 
-        raise UsageError("stdin holds a package set; this command takes one package")
+        if entry.error is not None and RESULT_FORMAT in entry.error.detail:  # (validate's words for one)
+            raise UsageError(f"stdin holds {RESULT_FORMAT} records (a results file), not a package; read "
+                             "results with memaudit export - results.csv or memaudit report - --out report/")
+        raise UsageError(f"stdin holds a package set ({1 + len(more)} lines); this command takes one package")
     if entry.error is not None:
         raise entry.error
     assert entry.package is not None

@@ -46,6 +46,7 @@ def _not_one_package(raw: bytes, label: str, name: str) -> PackageError | None:
     import orjson
 
     from .package import FORMAT
+    from .spec import RESULT_FORMAT
 
     lines = [line for line in raw.split(b"\n") if line.strip()]
     try:
@@ -53,7 +54,7 @@ def _not_one_package(raw: bytes, label: str, name: str) -> PackageError | None:
     except (orjson.JSONDecodeError, IndexError):
         return None
     kind = first.get("format") if isinstance(first, dict) else None
-    if kind == "memaudit.result/1":
+    if kind == RESULT_FORMAT:
         return PackageError(
             "holds memaudit.result/1 records (a results file), not a package; read results with "
             f"memaudit export {label} results.csv or memaudit report {label} --out report/", source=label)

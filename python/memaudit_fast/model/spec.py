@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 FORMAT = "memaudit.package/1"
+RESULT_FORMAT = "memaudit.result/1"  # a result record's (named here so readers can tell one)
 SATURATIONS = ("cap1", "linear", "log1p")
 #: At most this many errors are reported for one package.
 MAX_ERRORS = 50

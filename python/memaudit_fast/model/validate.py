@@ -18,7 +18,7 @@ from ..errors import PackageError
 from .estimates import check_candidate_estimates, check_group_capacity
 from .jsonio import MAX_EXACT_INT, _has_surrogate, cut, describe, is_number
 from .limits import Limits
-from .spec import FORMAT, MAX_ERRORS, OWN_GROUP, SATURATIONS, Locator, SaturationSpec
+from .spec import FORMAT, MAX_ERRORS, OWN_GROUP, RESULT_FORMAT, SATURATIONS, Locator, SaturationSpec
 
 
 class _EveryId(dict):  # type: ignore[type-arg]
@@ -173,6 +173,9 @@ class _Validator:
         fmt = data.get("format")
         if fmt is None:
             self.fail(f"missing; expected \"format\": \"{FORMAT}\"", fld="format")
+        if fmt == RESULT_FORMAT:  # a result record where a package was expected: say what it is
+            self.fail(f"found {RESULT_FORMAT!r}: a result record (from batch, solve --json or sweep --json), "
+                      "not a package; read results with memaudit export or memaudit report", fld="format")
         if fmt != FORMAT:
             self.fail(
                 f"found {describe(fmt)}, expected {FORMAT!r} (the only version this reader knows)",

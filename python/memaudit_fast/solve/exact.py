@@ -44,6 +44,7 @@ import numpy as np
 from .. import _core
 from ..errors import UsageError
 from ..model.compiled import check_budget, check_budgets
+from ..model.spec import RESULT_FORMAT
 from .backends import HighsStop  # noqa: F401 - reached as exact.HighsStop
 from .handoff import HandoffOutcome
 from .race import (  # noqa: F401 - the race's names, as the tests and earlier callers reach them
@@ -72,7 +73,6 @@ __all__ = ["DEFAULT_FINISH", "FINISHERS", "RESULT_FORMAT", "STATUSES", "CancelTo
 MAX_NODE_LIMIT = 2**63 - 1
 
 #: The format of result records (re-exported by ``results.records``, which reads and writes them).
-RESULT_FORMAT = "memaudit.result/1"
 
 #: Every status a result can carry (``error`` is used only by batch records).
 STATUSES = ("optimal", "time_limit", "node_limit", "interrupted")
