@@ -207,3 +207,19 @@ def test_the_old_check_never_lets_a_caller_write_through_a_link(tmp_path):
     assert not link.exists() and target.read_text() == "precious"
     link.write_text("new")  # what a caller does next: a plain file, the target untouched
     assert target.read_text() == "precious"
+
+
+@pytest.mark.parametrize("command", [
+    ["generate", "--distribution", "base", "--seed", "0", "--out", "OUT", "--force"],
+    ["convert", "SET", "OUT", "--force"],
+    ["batch", "SET", "--out", "r.jsonl", "--quiet", "--parquet", "OUT", "--force"],
+])
+def test_a_fifo_at_an_output_path_is_never_replaced_even_with_force(tmp_path, monkeypatch, capsys, command):
+    monkeypatch.chdir(tmp_path)
+    save_package(Package.from_dict(pkg()), tmp_path / "p.json")
+    out = "out.parquet" if "--parquet" in command else "out.json"
+    os.mkfifo(tmp_path / out)
+    argv = [{"SET": "p.json", "OUT": out}.get(a, a) for a in command]
+    assert main(argv) == 2
+    assert "is not a regular file (a device, a FIFO or a socket)" in capsys.readouterr().err
+    assert (tmp_path / out).is_fifo() and not (tmp_path / "r.jsonl").exists()

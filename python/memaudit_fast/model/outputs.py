@@ -104,6 +104,7 @@ class OutputPath:
     The rules, the same for every command:
 
     * an output path that is (or resolves to) one of ``inputs`` is refused;
+    * an existing device, FIFO or socket is refused, even with ``force``;
     * an existing output is refused unless ``force`` (the message says to pass ``--force``;
       when ``force`` was given it is replaced, and never named as the remedy);
     * a symbolic link at the output path (dangling or not) is refused unless ``force``, and
@@ -155,6 +156,9 @@ class OutputPath:
                 raise UsageError(f"{dst} is a symbolic link; outputs are never written through links "
                                  "(remove it, choose another path, or pass --force to replace the link)")
         elif dst.exists():
+            if not (dst.is_file() or dst.is_dir()):  # replacing /dev/null with a file helps no one
+                raise UsageError(f"{dst} exists and is not a regular file (a device, a FIFO or a socket); it is "
+                                 "never replaced, even with --force; choose another path")
             if not self.force:
                 raise UsageError(f"{dst} already exists; choose another path or pass --force")
             if self.kind == "file" and dst.is_dir():
