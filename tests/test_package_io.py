@@ -160,3 +160,27 @@ def test_query_demand_weights_and_rule():
     pkg = Package.from_dict(data)
     assert pkg.weights_rule == "query_demand"
     assert pkg.unit_weights == [2.0, 1.0, 0.0]
+
+
+def test_a_query_naming_a_unit_twice_counts_once_in_every_reader():
+    # w_r is the number of queries that require r: repeating an id in one query adds nothing.
+    from memaudit_fast.model.fastpath import _fast_package, scanned_package
+    from memaudit_fast.model.limits import current_limits
+    from memaudit_fast.model.spec import _default_locator
+    from memaudit_fast.model.validate import _Validator
+
+    data = {
+        "format": "memaudit.package/1", "package_id": "w", "budgets": [1],
+        "units": [{"unit_id": "a"}, {"unit_id": "b"}],
+        "candidates": [{"candidate_id": "ca", "cost": 1, "coverage": {"a": 1}},
+                       {"candidate_id": "cb", "cost": 1, "coverage": {"b": 1}}],
+        "queries": [{"query_id": "q0", "required_unit_ids": ["a", "a", "a"]},
+                    {"query_id": "q1", "required_unit_ids": ["b", "a"]},
+                    {"query_id": "q2", "required_unit_ids": ["b", "b"]}],
+    }
+    limits = current_limits()
+    raw = json.dumps(data).encode()
+    assert scanned_package(raw, None, limits)["unit_weights"] == [2.0, 2.0]  # the C++ scanner
+    assert _fast_package(copy.deepcopy(data), None, limits)["unit_weights"] == [2.0, 2.0]
+    assert _Validator(copy.deepcopy(data), None, _default_locator, limits).run()["unit_weights"] == [2.0, 2.0]
+    assert Package.from_dict(data).unit_weights == [2.0, 2.0]

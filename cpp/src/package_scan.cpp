@@ -631,6 +631,7 @@ class PackageScan {
         });
         if (id.empty() || !has_required) doubt();
         query_ids_.push_back(id);
+        query_ends_.push_back(required_.size());
     }
 
     void cross_check() {
@@ -664,7 +665,17 @@ class PackageScan {
         }
         if (weighted == 0 && !query_ids_.empty()) {
             out_.weights_explicit = false;
-            for (std::string_view ref : required_) out_.weight[static_cast<std::size_t>(units.find(ref))] += 1.0;
+            // A unit weighs the number of queries that require it: a query naming it twice counts once.
+            std::vector<std::size_t> asked;
+            std::size_t begin = 0;
+            for (const std::size_t end : query_ends_) {
+                asked.clear();
+                for (std::size_t k = begin; k < end; ++k) asked.push_back(static_cast<std::size_t>(units.find(required_[k])));
+                std::sort(asked.begin(), asked.end());
+                asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
+                for (const std::size_t r : asked) out_.weight[r] += 1.0;
+                begin = end;
+            }
         } else if (weighted != m) {
             doubt();
         }
@@ -764,6 +775,7 @@ class PackageScan {
     std::vector<Experience> experiences_;
     std::vector<std::string_view> query_ids_;
     std::vector<std::string_view> required_;  // every query's required unit ids, in order
+    std::vector<std::size_t> query_ends_;     // where each query's ids end in required_
     std::vector<std::string_view> coverage_keys_;
     std::vector<double> coverage_values_;
     std::vector<std::string_view> estimated_keys_;

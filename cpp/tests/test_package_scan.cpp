@@ -128,8 +128,9 @@ std::pair<int, int> package_scan_tests() {
     // Query demand: no unit weighted, queries given.
     const std::string demand = replaced(replaced(kPackage, R"("weight":1.5)", R"("kind":"x")"), R"("weight":0,)", "");
     const std::string with_queries = replaced(demand, R"("meta":)",
-        R"("queries":[{"query_id":"q0","required_unit_ids":["u1","u1"]},{"query_id":"q1","required_unit_ids":["u0"]}],"meta":)");
+        R"("queries":[{"query_id":"q0","required_unit_ids":["u1","u1"]},{"query_id":"q1","required_unit_ids":["u0","u1"]}],"meta":)");
     const auto q = scan_package(with_queries, kLimits);
+    // u1, named twice by q0 and once by q1, weighs 2 (two queries ask for it); u0 weighs 1.
     expect(q && !q->weights_explicit && (q->weight == std::vector<double>{1.0, 2.0}), "query-demand weights");
     expect(doubted(demand), "no weights and no queries");
 

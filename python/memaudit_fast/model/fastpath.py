@@ -137,7 +137,7 @@ def _fast_package(data: Any, source: str | None, limits: Limits) -> dict[str, An
     elif weighted == 0 and queries:
         demand = dict.fromkeys(unit_index, 0.0)
         for q in queries:
-            for ref in q.required_unit_ids:
+            for ref in set(q.required_unit_ids):  # a query naming a unit twice counts once
                 demand[ref] += 1.0
         weights = list(demand.values())
         rule = "query_demand"

@@ -518,8 +518,9 @@ class _Validator:
         demand = {u["unit_id"]: 0.0 for u in units if isinstance(u.get("unit_id"), str)}
         for q in queries:
             refs = q.get("required_unit_ids")
-            for ref in refs if isinstance(refs, list) else ():
-                if isinstance(ref, str) and ref in demand:
+            # A unit weighs the number of queries that require it: a query naming it twice counts once.
+            for ref in {r for r in refs if isinstance(r, str)} if isinstance(refs, list) else ():
+                if ref in demand:
                     demand[ref] += 1.0
         return [demand.get(u["unit_id"], 0.0) if isinstance(u.get("unit_id"), str) else 0.0
                 for u in units], "query_demand"
