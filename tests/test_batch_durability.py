@@ -282,3 +282,29 @@ def test_the_batch_ramps_its_default_chunks_and_keeps_a_chosen_size(tmp_path, sm
     # The same records in the same order either way.
     assert [r["member_digest"] for r in read(tmp_path / "a.jsonl")] == \
         [r["member_digest"] for r in read(tmp_path / "b.jsonl")]
+
+
+def test_two_broken_artifact_directories_are_two_failures_not_one_repeated(tmp_path):
+    # The directory digest counts every entry, read or not: a FIFO, a link or a folder where a
+    # file goes are different contents, each reported with its own cause.
+    from memaudit_fast.model.io import save_package
+
+    package = Package.from_dict(generate_package("base", seed=3))
+    root = tmp_path / "set"
+    root.mkdir()
+    names = ("a_fifo", "b_link", "c_folder", "d_fine")
+    for name in names:
+        save_package(package, root / name, layout="artifact")
+    queries = root / "b_link" / "queries.jsonl"
+    queries.rename(tmp_path / "elsewhere.jsonl")
+    queries.symlink_to(tmp_path / "elsewhere.jsonl")
+    (root / "a_fifo" / "queries.jsonl").unlink()
+    os.mkfifo(root / "a_fifo" / "queries.jsonl")
+    (root / "c_folder" / "queries.jsonl").unlink()
+    (root / "c_folder" / "queries.jsonl").mkdir()
+    out = tmp_path / "out.jsonl"
+    assert batch(root, "--out", out, "--budgets", "1") == 3
+    records = read(out)
+    failed = sorted(r["source"] for r in records if r["status"] == "error")
+    assert failed == [str(root / n) for n in names[:3]]
+    assert [r["source"] for r in records if r["status"] != "error"] == [str(root / "d_fine")]

@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import json
 import os
+import stat
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -343,10 +344,19 @@ def _digest_path(path: Path, h: Any) -> None:
     if path.is_dir():
         h.update(b"directory\0")
         for child in sorted(path.iterdir()):
-            if child.is_file() and not child.is_symlink():
-                h.update(child.name.encode("utf-8", "surrogateescape") + b"\0")
-                h.update(child.read_bytes())
-                h.update(b"\0")
+            # Every entry counts, read or not (a link by its target, a FIFO or folder by its
+            # kind): two broken directories must not share a digest and hide one failure.
+            # (A regular file hashes as it always has, so that earlier results files resume.)
+            mode = child.lstat().st_mode
+            kind = b"" if stat.S_ISREG(mode) else b"\0link\0" if stat.S_ISLNK(mode) else b"\0other%o\0" % stat.S_IFMT(mode)
+            h.update(kind + child.name.encode("utf-8", "surrogateescape") + b"\0")
+            if stat.S_ISLNK(mode):
+                h.update(os.fsencode(os.readlink(child)))
+            elif stat.S_ISREG(mode):
+                with open(child, "rb") as handle:  # in pieces: an extra file may be large
+                    for piece in iter(lambda: handle.read(1 << 20), b""):
+                        h.update(piece)
+            h.update(b"\0")
     else:
         _digest_json(read_bytes(path), h)  # decompressed (.json.gz), within the file-size limit
 
