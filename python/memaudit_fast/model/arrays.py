@@ -83,13 +83,7 @@ def coverage_rows(coverage: Any, num_candidates: int, num_units: int) -> list[li
         indptr, indices, values = (np.asarray(x) for x in coverage)
         return _csr_rows(indptr, indices, values, num_candidates, num_units, canonical=False)
     if hasattr(coverage, "tocsr") and hasattr(coverage, "shape"):  # scipy.sparse, any format
-        csr = coverage.tocsr(copy=True)
-        if csr.shape != (num_candidates, num_units):
-            raise _fail(f"expected shape ({num_candidates}, {num_units}) (candidates x units), "
-                        f"got {csr.shape}", "coverage")
-        csr.sum_duplicates()  # scipy's own meaning of repeated entries
-        return _csr_rows(np.asarray(csr.indptr), np.asarray(csr.indices), np.asarray(csr.data),
-                         num_candidates, num_units, canonical=True)
+        return _sparse_rows(coverage, num_candidates, num_units)
     try:
         dense = np.asarray(coverage)
     except (TypeError, ValueError) as exc:
@@ -104,12 +98,123 @@ def coverage_rows(coverage: Any, num_candidates: int, num_units: int) -> list[li
     return [[(int(r), float(dense[i, r])) for r in np.flatnonzero(dense[i])] for i in range(num_candidates)]
 
 
+# What scipy's compiled conversions (tocsr, sort_indices, sum_duplicates) may meet: each
+# trusts the index arrays, and a matrix built from malformed ones (scipy's constructors check
+# only the cheap half) reads or writes out of bounds. So every structure is checked here first.
+_SCIPY_FAILURES = (ValueError, TypeError, IndexError, OverflowError, RuntimeError, MemoryError)
+
+
+def _sparse_rows(matrix: Any, n: int, m: int) -> list[list[tuple[int, float]]]:
+    """Rows of a scipy.sparse matrix, its index arrays checked before scipy converts it."""
+    shape = tuple(getattr(matrix, "shape", ()))
+    if shape != (n, m):
+        raise _fail(f"expected shape ({n}, {m}) (candidates x units), got {shape}", "coverage")
+    _check_sparse_structure(matrix, n, m)
+    try:
+        csr = matrix.tocsr(copy=True)
+    except _SCIPY_FAILURES as exc:
+        raise _fail(f"scipy cannot convert the {getattr(matrix, 'format', '?')} matrix to CSR ({exc})",
+                    "coverage") from None
+    if tuple(csr.shape) != (n, m) or getattr(csr, "format", None) != "csr":
+        raise _fail(f"expected shape ({n}, {m}) (candidates x units), got {tuple(csr.shape)}", "coverage")
+    _check_compressed(csr.indptr, csr.indices, csr.data, n, m, "csr")
+    # Cached flags may predate a change of the arrays: let scipy find out afresh.
+    csr.has_sorted_indices = False
+    csr.has_canonical_format = False
+    try:
+        csr.prune()  # entries past indptr[-1] mean nothing to scipy
+        csr.sum_duplicates()  # scipy's own meaning of repeated entries
+    except _SCIPY_FAILURES as exc:
+        raise _fail(f"scipy cannot sum the matrix's duplicate entries ({exc})", "coverage") from None
+    return _csr_rows(np.asarray(csr.indptr), np.asarray(csr.indices), np.asarray(csr.data),
+                     n, m, canonical=True)
+
+
+def _check_sparse_structure(matrix: Any, n: int, m: int) -> None:
+    """The index arrays of a CSR, CSC, BSR, COO, DIA or LIL matrix: lengths, dtypes, bounds."""
+    fmt = getattr(matrix, "format", None)
+    if fmt in ("csr", "csc"):
+        major, minor = (n, m) if fmt == "csr" else (m, n)
+        _check_compressed(matrix.indptr, matrix.indices, matrix.data, major, minor, fmt)
+    elif fmt == "bsr":
+        rows, cols = (int(b) for b in matrix.blocksize)
+        data = np.asarray(matrix.data)
+        if rows < 1 or cols < 1 or n % rows or m % cols or data.ndim != 3 or data.shape[1:] != (rows, cols):
+            raise _fail(f"bsr: blocks of {data.shape[1:]} (blocksize {(rows, cols)}) do not tile the "
+                        f"shape ({n}, {m})", "coverage")
+        _check_compressed(matrix.indptr, matrix.indices, data, n // rows, m // cols, "bsr")
+    elif fmt == "coo":
+        coords = tuple(getattr(matrix, "coords", None) or (matrix.row, matrix.col))
+        data = np.asarray(matrix.data)
+        if len(coords) != 2 or data.ndim != 1:
+            raise _fail(f"coo: expected row and col arrays and 1-D data, got {len(coords)} index arrays "
+                        f"and data of shape {data.shape}", "coverage")
+        for name, index, size in (("row", coords[0], n), ("col", coords[1], m)):
+            _check_indices(np.asarray(index), len(data), size, f"coo {name}")
+    elif fmt == "dia":
+        data, offsets = np.asarray(matrix.data), np.asarray(matrix.offsets)
+        if data.ndim != 2 or offsets.ndim != 1 or offsets.dtype.kind not in "iu" or len(offsets) != data.shape[0]:
+            raise _fail(f"dia: expected one integer offset per row of data, got offsets of shape {offsets.shape} "
+                        f"(dtype {offsets.dtype}) for data of shape {data.shape}", "coverage")
+    elif fmt == "lil":
+        rows, data = matrix.rows, matrix.data
+        if len(rows) != n or len(data) != n:
+            raise _fail(f"lil: expected {n} rows of indices and of data, got {len(rows)} and {len(data)}", "coverage")
+        for i, (cols, values) in enumerate(zip(rows, data)):
+            if not isinstance(cols, list) or not isinstance(values, list) or len(cols) != len(values):
+                raise _fail(f"lil: row {i} holds {cols!r} for data {values!r}; expected equal-length lists",
+                            "coverage")
+            if any(isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 0 <= r < m for r in cols):
+                raise _fail(f"lil: row {i} has a column index outside 0..{m - 1}: {cols!r}", "coverage")
+
+
+def _check_compressed(indptr: Any, indices: Any, data: Any, major: int, minor: int, fmt: str) -> None:
+    """indptr of ``major + 1`` non-decreasing offsets from 0 to at most len(indices), indices
+    (as many as the data's entries) within ``0..minor - 1`` wherever indptr reaches."""
+    indptr, data = np.asarray(indptr), np.asarray(data)
+    if indptr.ndim != 1 or indptr.dtype.kind not in "iu" or len(indptr) != major + 1:
+        raise _fail(f"{fmt} indptr: expected {major + 1} integer offsets, got shape {indptr.shape} of dtype "
+                    f"{indptr.dtype}", "coverage")
+    if data.ndim < 1:
+        raise _fail(f"{fmt} data: expected an array, got shape {data.shape}", "coverage")
+    indices = _check_indices(np.asarray(indices), len(data), None, f"{fmt} indices")
+    if indptr[0] != 0 or np.any(indptr[1:] < indptr[:-1]) or int(indptr[-1]) > len(indices):
+        raise _fail(f"{fmt} indptr: expected non-decreasing offsets from 0 to at most {len(indices)} (the number of "
+                    f"indices), got {_preview(indptr)}", "coverage")
+    used = indices[: int(indptr[-1])]
+    bad = np.flatnonzero((used < 0) | (used >= minor))
+    if len(bad):
+        k = int(bad[0])
+        raise _fail(f"{fmt} indices: entry {k} is {int(used[k])}, outside 0..{minor - 1}", "coverage")
+
+
+def _check_indices(index: np.ndarray, count: int, size: int | None, what: str) -> np.ndarray:
+    """A 1-D integer array of ``count`` entries (within ``0..size - 1`` when a size is given)."""
+    if index.ndim != 1 or (len(index) and index.dtype.kind not in "iu"):
+        raise _fail(f"{what}: expected a 1-D array of integers, got shape {index.shape} of dtype {index.dtype}",
+                    "coverage")
+    if len(index) != count:
+        raise _fail(f"{what}: {len(index)} entries for {count} stored values; expected one per value", "coverage")
+    if size is not None:
+        bad = np.flatnonzero((index < 0) | (index >= size))
+        if len(bad):
+            k = int(bad[0])
+            raise _fail(f"{what}: entry {k} is {int(index[k])}, outside 0..{size - 1}", "coverage")
+    return index
+
+
+def _preview(values: np.ndarray, limit: int = 8) -> str:
+    shown = ", ".join(str(v) for v in values[:limit].tolist())
+    return f"[{shown}{', ...' if len(values) > limit else ''}]"
+
+
 def _csr_rows(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, n: int, m: int,
               *, canonical: bool) -> list[list[tuple[int, float]]]:
     if indptr.ndim != 1 or len(indptr) != n + 1 or indptr.dtype.kind not in "iu":
         raise _fail(f"indptr: expected {n + 1} integers (candidates + 1), got shape {indptr.shape} "
                     f"of dtype {indptr.dtype}", "coverage")
-    if indptr[0] != 0 or np.any(np.diff(indptr) < 0) or indptr[-1] != len(indices):
+    # (adjacent offsets compared, not np.diff: an unsigned difference wraps instead of going below 0)
+    if indptr[0] != 0 or np.any(indptr[1:] < indptr[:-1]) or indptr[-1] != len(indices):
         raise _fail("indptr: expected non-decreasing offsets from 0 to len(indices)", "coverage")
     if indices.ndim != 1 or (len(indices) and indices.dtype.kind not in "iu"):
         raise _fail(f"indices: expected integers, got dtype {indices.dtype}", "coverage")
