@@ -11,13 +11,17 @@ MEMAUDIT artifact.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import UsageError
 from ..model.compiled import CompiledPackage, check_budget, compile_package, store_problems
+from ..model.jsonio import MAX_EXACT_INT
 from ..model.package import Package
 from ..solve.exact import exact_opt
 
@@ -69,22 +73,36 @@ def score(
     package
         The package (or dict / path / compiled form).
     store_ids
-        Candidate ids of the store.
+        Candidate ids of the store: a list (or any iterable) of strings. One string alone is
+        refused (a ``TypeError``), never read letter by letter: pass ``["c3"]``, not ``"c3"``.
+        An id listed twice makes the store infeasible (it scores 0, and ``reason`` says so);
+        ``value`` and ``cost`` count each candidate once.
     budget
-        The budget B.
+        The budget B (integers up to 2^53, as everywhere budgets are read).
     opt
         ``OPT(B)``; solved exactly when not given.
 
     Raises
     ------
+    TypeError
+        When ``store_ids`` is one string (or bytes) or not iterable.
     UsageError
         When ids are not candidates of the package (all unknown ids are named), the
-        budget is not a number >= 0, or ``opt`` is not a finite number >= 0 or is below
-        the value of the (feasible) store.
+        budget is not a number >= 0 (or an integer beyond 2^53), or ``opt`` is not a finite
+        number >= 0 or is below the value of the (feasible) store.
     """
+    if isinstance(store_ids, (str, bytes)):
+        raise TypeError(f"store_ids must be a list of candidate ids, got one string {store_ids!r}; "
+                        f"pass [{store_ids!r}] to score a store of that one candidate")
+    if not hasattr(store_ids, "__iter__"):
+        raise TypeError(f"store_ids must be a list of candidate ids, got {type(store_ids).__name__} {store_ids!r}")
     if opt is not None and (isinstance(opt, bool) or not isinstance(opt, (int, float)) or not math.isfinite(opt)
                             or opt < 0):
         raise UsageError(f"opt (--opt) must be OPT(B), a finite number >= 0; got {opt!r}")
+    if isinstance(budget, (int, np.integer)) and not isinstance(budget, (bool, np.bool_)) \
+            and abs(int(budget)) > MAX_EXACT_INT:
+        raise UsageError(f"budget: integers are taken up to 2^53 = {MAX_EXACT_INT}, where every one is exact; "
+                         f"got {budget}")
     c = compile_package(package)
     ids = [str(s) for s in store_ids]
     budget = check_budget(budget)
@@ -95,7 +113,11 @@ def score(
             f"package {c.package_id!r} has no candidates {', '.join(repr(s) for s in unknown)}"
         )
     chosen = list(dict.fromkeys(index[s] for s in ids))
-    problems = store_problems(c, ids, float(budget))
+    # A repeated id is a problem of its own; the cost and groups are judged on each candidate
+    # once, as ``cost`` and ``value`` count them (else the reason's cost was twice the shown one).
+    repeated = [s for s, k in Counter(ids).items() if k > 1]
+    problems = ([f"listed more than once: {', '.join(repr(s) for s in repeated)}"] if repeated else []) \
+        + store_problems(c, list(dict.fromkeys(ids)), float(budget))
     value = c.objective(chosen)
     if opt is None:
         opt = exact_opt(c, float(budget))

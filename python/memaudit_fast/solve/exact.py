@@ -291,6 +291,39 @@ def solve(
         The package does not validate.
     """
     from ..model.compiled import compile_package
+    from ..model.jsonio import MAX_EXACT_INT
+
+    # Every argument is checked before the package is read, each named with what it must be:
+    # the core would answer a wrong type with pybind11's "incompatible function arguments".
+    def is_number(value: Any) -> bool:
+        return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+    if budgets is not None and not isinstance(budgets, (str, bytes, np.ndarray)) and hasattr(budgets, "__iter__"):
+        budgets = list(budgets)  # a generator is read once, here
+    for name, given in (("budget", budget), ("budgets", budgets)):
+        items = given.tolist() if isinstance(given, np.ndarray) else given
+        for b in items if isinstance(items, (list, tuple)) else [items]:
+            if isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_)) and abs(int(b)) > MAX_EXACT_INT:
+                # The CLI and the package reader refuse these too: a double would round them.
+                raise UsageError(f"{name}: integers are taken up to 2^53 = {MAX_EXACT_INT}, where every one is "
+                                 f"exact; got {b}")
+    if time_limit is not None and not (is_number(time_limit) and time_limit >= 0):
+        raise UsageError(f"time_limit must be a number of seconds >= 0 (or None), got {time_limit!r}")
+    if node_limit is not None and not (is_number(node_limit) and math.isfinite(node_limit)
+                                       and int(node_limit) == node_limit and node_limit >= 0):
+        raise UsageError(f"node_limit must be a non-negative integer (or None), got {node_limit!r}")
+    if node_limit is not None and node_limit > MAX_NODE_LIMIT:
+        raise UsageError(f"node_limit must be at most 2^63 - 1 = {MAX_NODE_LIMIT} (or none for no limit), got {node_limit!r}")
+    if cancel is not None and not isinstance(cancel, CancelToken):
+        raise UsageError(f"cancel must be a memaudit_fast.CancelToken (or None), got {type(cancel).__name__} {cancel!r}")
+    if log is not None and not callable(log):
+        raise UsageError(f"log must be a function taking one progress line (or None), got {log!r}")
+    if not (is_number(log_interval) and log_interval > 0):
+        raise UsageError(f"log_interval must be a number of seconds > 0, got {log_interval!r}")
+    if finish is not None and not (isinstance(finish, str) and finish in ("auto", *FINISHERS)):
+        raise UsageError(f"finish must be 'auto', one of {FINISHERS} or None, got {finish!r}")
+    if not (is_number(handoff_after) and handoff_after >= 0):
+        raise UsageError(f"handoff_after must be a number of seconds >= 0, got {handoff_after!r}")
 
     compiled = compile_package(package)
     if compiled.group_capacity > 1:  # an exact reduction to one per group (solve/capacity.py)
@@ -300,28 +333,14 @@ def solve(
             solve, compiled, budget, budgets, time_limit=time_limit, node_limit=node_limit, cancel=cancel,
             log=log, log_interval=log_interval, finish=finish, handoff_after=handoff_after)
     todo, single = _budget_list(budget, budgets, compiled.budgets, compiled.package_id)
-    if time_limit is not None and (isinstance(time_limit, (bool, str, bytes)) or not float(time_limit) >= 0):
-        raise UsageError(f"time_limit must be a number of seconds >= 0, got {time_limit!r}")
-    if log is not None and not callable(log):
-        raise UsageError(f"log must be a function taking one progress line (or None), got {log!r}")
-    if node_limit is not None and (isinstance(node_limit, bool) or int(node_limit) != node_limit or node_limit < 0):
-        raise UsageError(f"node_limit must be a non-negative integer, got {node_limit!r}")
-    if node_limit is not None and node_limit > MAX_NODE_LIMIT:
-        raise UsageError(f"node_limit must be at most 2^63 - 1 = {MAX_NODE_LIMIT} (or none for no limit), got {node_limit!r}")
     if finish == "auto":
         finish = None if node_limit is not None else "highs"
-    if finish is not None and finish not in FINISHERS:
-        raise UsageError(f"finish must be 'auto', one of {FINISHERS} or None, got {finish!r}")
-    if not (log_interval > 0):
-        raise UsageError(f"log_interval must be > 0 seconds, got {log_interval!r}")
     limit = None if time_limit is None or time_limit == math.inf else float(time_limit)
     progress: Callable[[Any], Any] | None = log
     interval, first = float(log_interval), 0.0
     races: dict[float, _Race] = {}  # HiGHS beside the search, one budget at a time
     budget_stop = None
     if finish is not None:
-        if not (handoff_after >= 0):
-            raise UsageError(f"handoff_after must be >= 0 seconds, got {handoff_after!r}")
         budget_stop = _core.BudgetStop()
         stopper = budget_stop
         progress, interval, first = handoff_watch(
