@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..model.io import save_package
-from ..model.jsonio import check_output_path, dumps
+from ..model.jsonio import dumps
 from ..model.package import Package
-from ..model.sets import is_jsonl, write_package_set
+from ..model.sets import is_jsonl
 from ..progress import Progress
 from ..suites.costs import COST_MODELS
 from ..suites.locomo import CATEGORY_NAMES, DEFAULT_BUDGET_FRACS, locomo_package, read_locomo
+from ..suites.natural_out import check_out, file_names, write_packages
 from .common import add_quiet, add_subparser, name_list, number_list, print_json_line
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -43,8 +40,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "and event summaries (partial coverage by content-word overlap, each its own group). "
         f"Budgets default to fractions {fracs} of the conversation's total raw-turn cost. "
         "Malformed evidence ids and questions without evidence are reported and skipped. "
-        "--out DIR writes DIR/locomo-<sample_id>.json per conversation; --out SET.jsonl one set. "
-        "Existing files are never replaced unless --force."
+        "--out DIR writes DIR/locomo-<sample_id>.json per conversation (the id kept to letters, "
+        "digits and ._+@=-, a long one shortened with a digest), all of them or none; --out "
+        "SET.jsonl one set. Existing files are never replaced unless --force, the input never."
     )
     lp.add_argument("path", metavar="PATH",
                     help="LoCoMo-format JSON file (a list of conversations)")
@@ -83,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
         return cli_query_packages(args)
     if args.context:
         raise UsageError("--context needs --per-query")
+    out = Path(args.out)
+    if args.out != "-":
+        check_out(out, source=Path(args.path), force=args.force)  # before the work, not after
     records = read_locomo(args.path)
     packages = []
     with Progress("natural locomo", len(records), unit="conversation", quiet=args.quiet) as bar:
@@ -93,27 +94,15 @@ def run(args: argparse.Namespace) -> int:
                                source=f"{args.path}[{i}]")
             ))
             bar.update()
-    out = Path(args.out)
     if args.out == "-":
         for pkg in packages:
             sys.stdout.write(dumps(pkg.data, indent=None) + "\n")
         sys.stdout.flush()
-    elif is_jsonl(out):
-        write_package_set(packages, out, overwrite=args.force)
-        print(f"wrote {len(packages)} packages to {out}", file=sys.stderr if args.json else sys.stdout)
     else:
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"--out {out}: exists and is not a directory; give a directory "
-                             "or a name ending in .jsonl")
-        targets = [out / f"locomo-{_UNSAFE.sub('_', p.data['meta']['sample_id'])}.json"
-                   for p in packages]
-        if len(set(targets)) != len(targets):
-            raise UsageError("two conversations share a sample_id; write a .jsonl set instead")
-        for target in targets:  # refuse before writing anything
-            check_output_path(target, overwrite=args.force)
-        for pkg, target in zip(packages, targets):
-            save_package(pkg, target, layout="json", overwrite=args.force)
-        print(f"wrote {len(packages)} packages to {out}/", file=sys.stderr if args.json else sys.stdout)
+        names = file_names([p.data["meta"]["sample_id"] for p in packages], prefix="locomo-", label="sample_id")
+        write_packages(packages, out, names, source=Path(args.path), force=args.force)
+        where = out if is_jsonl(out) else f"{out}/"
+        print(f"wrote {len(packages)} packages to {where}", file=sys.stderr if args.json else sys.stdout)
     for pkg in packages:
         if args.json:
             _json_summary(pkg, to_stderr=args.out == "-")

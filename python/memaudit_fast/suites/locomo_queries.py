@@ -22,6 +22,7 @@ packages follow that reader's rules for evidence repair, observations and summar
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -127,35 +128,28 @@ def locomo_query_packages(
 
 def cli_query_packages(args: Any) -> int:
     """``memaudit natural locomo --per-query``: write the per-query packages of a file."""
-    import re
-
-    from ..model.io import save_package
-    from ..model.jsonio import check_output_path
+    from ..model.jsonio import dumps
     from ..model.package import Package
-    from ..model.sets import is_jsonl, write_package_set
+    from .natural_out import check_out, file_names, write_packages
 
     if args.budget_fracs:
         raise UsageError("--per-query takes absolute --budgets (default 30,60,100 words), "
                          "not --budget-fracs")
+    out, source = Path(args.out), Path(args.path)
+    if args.out != "-":
+        check_out(out, source=source, force=args.force)  # before the work, not after
     packages = [Package.from_dict(p) for p in locomo_query_packages(
         args.path, cost_model=args.cost_model, budgets=args.budgets, context=args.context,
         categories=args.categories)]
-    out = Path(args.out)
-    if is_jsonl(out):
-        write_package_set(packages, out, overwrite=args.force)
+    if args.out == "-":  # a JSONL set on stdout, as without --per-query
+        for pkg in packages:
+            sys.stdout.write(dumps(pkg.data, indent=None) + "\n")
+        sys.stdout.flush()
     else:
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"--out {out}: exists and is not a directory; give a directory "
-                             "or a name ending in .jsonl")
-        unsafe = re.compile(r"[^A-Za-z0-9._-]+")
-        targets = [out / f"{unsafe.sub('_', p.package_id)}.json" for p in packages]
-        if len(set(targets)) != len(targets):
-            raise UsageError("two questions map to one file name; write a .jsonl set instead")
-        for target in targets:  # refuse before writing anything
-            check_output_path(target, overwrite=args.force)
-        for pkg, target in zip(packages, targets):
-            save_package(pkg, target, layout="json", overwrite=args.force)
+        names = file_names([p.package_id for p in packages], label="package_id")
+        write_packages(packages, out, names, source=source, force=args.force)
     samples = {p.data["meta"]["sample_id"] for p in packages}
     print(f"wrote {len(packages)} per-query packages from {len(samples)} conversations to {out}"
-          f" (context {args.context}, budgets {packages[0].budgets if packages else []})")
+          f" (context {args.context}, budgets {packages[0].budgets if packages else []})",
+          file=sys.stderr if args.out == "-" else sys.stdout)
     return 0
