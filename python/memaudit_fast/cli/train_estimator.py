@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..evaluate.estimators import fit_ridge
-from ..model.jsonio import write_atomic
+from ..model.outputs import OutputPath
 from ..model.sets import iter_packages
 from .common import add_subparser
 
@@ -29,20 +30,27 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("sets", nargs="+", metavar="SET", help="training packages or package sets")
     p.add_argument("--out", required=True, metavar="MODEL.json", help="where to write the model")
-    p.add_argument("--alpha", type=float, default=1.0, help="ridge penalty on standardised features (default 1)")
+    p.add_argument("--alpha", type=float, default=1.0,
+                   help="ridge penalty on standardised features, finite and >= 0 (default 1; 0 = ordinary "
+                   "least squares, the minimum-norm fit when features are collinear)")
     p.add_argument("--test-frac", type=float, default=0.2,
                    help="fraction of the packages held out to report the fit (default 0.2; 0 = none)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the train/test split")
-    p.add_argument("--force", action="store_true", help="replace an existing --out file")
+    p.add_argument("--seed", type=int, default=0, help="seed of the train/test split (>= 0; default 0)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing --out file (never an input, never through a symbolic link)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if not 0 <= args.test_frac < 1:
         raise UsageError(f"--test-frac must be in [0, 1), got {args.test_frac}")
-    out = Path(args.out)
-    if out.exists() and not args.force:
-        raise UsageError(f"{out} exists; give --force to replace it")
+    if args.seed < 0:
+        raise UsageError(f"--seed {args.seed}: expected a number >= 0")
+    if not (math.isfinite(args.alpha) and args.alpha >= 0):
+        raise UsageError(f"--alpha must be finite and >= 0, got {args.alpha}")
+    # Checked before the sets are read: a refusal costs nothing, and the model never replaces
+    # a training set or a package a set directory holds.
+    out = OutputPath(args.out, inputs=input_files(args.sets), force=args.force).check()
     packages = list(iter_packages(args.sets))
     ids = [p.package_id for p in packages]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
@@ -53,16 +61,41 @@ def run(args: argparse.Namespace) -> int:
     n_test = round(args.test_frac * len(packages)) if len(packages) > 1 else 0
     test = [packages[i] for i in order[:n_test]]
     train = [packages[i] for i in order[n_test:]]
+    if packages and not train:
+        raise UsageError(f"--test-frac {args.test_frac:g} holds out all {len(packages)} packages, leaving none "
+                         "to train on; give a smaller --test-frac or more packages")
     model = fit_ridge(train, alpha=args.alpha, test=test, sets=[str(s) for s in args.sets])
     model.split = {"seed": args.seed, "test_frac": args.test_frac, "train": len(train), "test": len(test)}
     data = model.to_json()
-    write_atomic(out, lambda h: h.write(json.dumps(data, indent=1) + "\n"))
+    out.write_text(json.dumps(data, indent=1) + "\n")
     r2 = model.test.get("r2")
     print(f"trained on {len(train)} packages ({model.train['candidates']} candidates), "
-          f"train R^2 {_fmt(model.train.get('r2'))}, held-out {len(test)} packages R^2 {_fmt(r2)} -> {out}",
+          f"train R^2 {_fmt(model.train.get('r2'))}, held-out {len(test)} packages R^2 {_fmt(r2)} -> {out.path}",
           file=sys.stderr)
     return 0
 
 
 def _fmt(value: Any) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def input_files(sets: list[str]) -> tuple[Path, ...]:
+    """The paths the sets are read from: each set, and the entries of a set directory (one
+    level, and the files of an artifact directory in it), so no output lands on one of them."""
+    paths: list[Path] = []
+    for name in sets:
+        path = Path(name)
+        paths.append(path)
+        if path.is_dir() and not path.is_symlink():
+            for entry in _entries(path):
+                paths.append(entry)
+                if entry.is_dir() and not entry.is_symlink():
+                    paths.extend(_entries(entry))
+    return tuple(paths)
+
+
+def _entries(directory: Path) -> list[Path]:
+    try:
+        return list(directory.iterdir())
+    except OSError:  # unreadable: the reader says so, with the set's name
+        return []

@@ -202,7 +202,11 @@ class RidgeEstimator:
 def fit_ridge(
     train: Sequence[Package], *, alpha: float = 1.0, test: Sequence[Package] = (), sets: Sequence[str] = ()
 ) -> RidgeEstimator:
-    """Fit the ridge estimator on ``train``; report its fit on the held-out ``test`` packages."""
+    """Fit the ridge estimator on ``train``; report its fit on the held-out ``test`` packages.
+
+    ``alpha = 0`` is ordinary least squares (the minimum-norm solution when features are
+    constant or collinear).
+    """
     if not train:
         raise UsageError("no training packages: give a set with at least one package")
     if not (math.isfinite(alpha) and alpha >= 0):
@@ -218,7 +222,12 @@ def fit_ridge(
     scale[scale == 0] = 1.0
     z = (x - mean) / scale
     y_mean = float(y.mean())
-    coef = np.linalg.solve(z.T @ z + alpha * np.eye(z.shape[1]), z.T @ (y - y_mean))
+    if alpha > 0:
+        coef = np.linalg.solve(z.T @ z + alpha * np.eye(z.shape[1]), z.T @ (y - y_mean))
+    else:
+        # No penalty: ordinary least squares. Constant or collinear features make z^T z
+        # singular, so take the minimum-norm solution, the limit of the ridge fit as alpha -> 0.
+        coef = np.linalg.lstsq(z, y - y_mean, rcond=None)[0]
     model = RidgeEstimator(
         reps, mean, scale, coef, y_mean, float(alpha),
         train={"packages": [p.package_id for p in train], "digests": [package_digest(p) for p in train],
