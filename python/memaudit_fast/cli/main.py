@@ -43,6 +43,18 @@ SUBCOMMANDS = [
 ]
 
 
+class _CommandParser(argparse.ArgumentParser):
+    """A subcommand's parser: an argument it does not know is reported by it, with its own
+    usage line (argparse would hand it up to ``memaudit``'s, which names no option of the
+    subcommand)."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)} (see '{self.prog} --help')")
+        return namespace, extras
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memaudit",
@@ -54,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
     parser.add_argument("--version", action="version", version=f"memaudit_fast {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     for name in SUBCOMMANDS:
         module = importlib.import_module(f"{__package__}.{name}")
         module.add_parser(sub)

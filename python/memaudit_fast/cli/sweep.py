@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from statistics import mean
 from typing import Any
 
@@ -113,6 +113,10 @@ def run(args: argparse.Namespace) -> int:
         args.estimator_obj = load_estimator(args.estimator)
         if args.writers == list(BASELINE_WRITERS):
             args.writers = [*BASELINE_WRITERS, *ESTIMATED_WRITERS]
+    repeated = [w for w, k in Counter(args.writers).items() if k > 1]
+    if repeated:  # each writer is one column and one 'writers' entry: a second would only repeat it
+        raise UsageError(f"--writers names {', '.join(repr(w) for w in repeated)} more than once; "
+                         "name each writer once")
     check_writers(args.writers)
     check_certifier(args.certify)
     if args.seed < 0:
