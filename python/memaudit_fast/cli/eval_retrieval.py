@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..model.jsonio import check_output_path
+from ..model.outputs import OutputPath
 from ..progress import Progress
-from .common import add_quiet, add_subparser, name_list, write_text_output
+from .common import add_quiet, add_subparser, name_list
 from .write import add_model_options, make_llm
 
 
@@ -52,13 +52,15 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the full results as one JSON document instead of the table")
     p.add_argument("--out", metavar="PATH", help="also write the full results as JSON to PATH (- for stdout)")
-    p.add_argument("--force", action="store_true", help="replace an existing --out file")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing --out file (never the --locomo input, never through a symbolic link)")
     add_quiet(p)
     add_model_options(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..writers.builders import STORE_WRITERS
     from ..writers.embed import get_embedder
     from ..writers.locomo_turns import load_locomo
     from ..writers.membox import MemboxParams
@@ -66,13 +68,20 @@ def run(args: argparse.Namespace) -> int:
 
     if any(b <= 0 for b in args.budgets):
         raise UsageError("--budgets must be positive word counts")
+    if not args.writers:
+        raise UsageError(f"--writers is empty; give one or more of {', '.join(STORE_WRITERS)}")
+    unknown = [w for w in args.writers if w not in STORE_WRITERS]
+    if unknown:
+        raise UsageError(f"--writers: unknown {', '.join(map(repr, unknown))}; "
+                         f"choose from {', '.join(STORE_WRITERS)}")
+    if args.out == "-" and args.json:
+        raise UsageError("--json prints to stdout already; give --out a file name")
+    out = None
+    if args.out and args.out != "-":  # before the long run, not after
+        out = OutputPath(args.out, inputs=(Path(args.locomo),), force=args.force).check()
     start = time.perf_counter()
     conversations = load_locomo(args.locomo, args.sample_id)
     embedder = get_embedder(args.embedder)
-    if args.out == "-" and args.json:
-        raise UsageError("--json prints to stdout already; give --out a file name")
-    if args.out and args.out != "-":
-        check_output_path(Path(args.out), overwrite=args.force)  # before the long run, not after
     with Progress("eval-retrieval", len(conversations) * len(dict.fromkeys(args.writers)), unit="store",
                   quiet=args.quiet) as bar:
         result = evaluate_retrieval(
@@ -94,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
     elif args.out != "-":
         print(result.table())
         print(f"\n{summary}")
-    if args.out:
-        write_text_output(args.out, document, overwrite=args.force)
+    if out is not None:
+        out.write_text(document)
+    elif args.out == "-":
+        sys.stdout.write(document)
+        sys.stdout.flush()
     return 0

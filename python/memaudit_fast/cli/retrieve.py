@@ -23,13 +23,24 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("-k", type=int, metavar="K",
                    help="membox: boxes (default 3); engram: records kept (default 25); "
                    "flat: turns (default 10)")
-    p.add_argument("--budget", type=int, metavar="WORDS",
-                   help="instead of -k: fill this many context words in rank order")
+    p.add_argument("--budget", type=word_budget, metavar="WORDS",
+                   help="instead of -k: fill this many context words in rank order (a whole number >= 1)")
     p.add_argument("--no-trace-expansion", action="store_true",
                    help="membox: boxes only, without the events of linked traces")
     p.add_argument("--speaker", metavar="NAME", help="engram: only this speaker's records")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
+
+
+def word_budget(text: str) -> int:
+    """Parse ``--budget WORDS`` (argparse type): a whole number of words, at least 1."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of words; give e.g. --budget 200") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: the budget must be at least 1 word; give e.g. --budget 200")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
