@@ -6,22 +6,22 @@ import argparse
 import shlex
 import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from ..experiments.reproduce import (
+    CLI_OPTIONS,
     DEFAULT_NOISE,
     DEFAULT_SEEDS,
-    OUTPUT_NAMES,
     QUICK_NOISE,
     QUICK_SEEDS,
     ReproduceConfig,
+    check_outputs,
     render_markdown,
     reproduction_json,
     run_reproduction,
     write_outputs,
 )
-from ..model.jsonio import check_output_path, dumps
+from ..model.jsonio import dumps
 from ..progress import Progress
 from ..suites.small import DISTRIBUTIONS
 from .common import add_quiet, add_subparser, name_list, number_list
@@ -58,7 +58,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         f"{','.join(f'{x:g}' for x in DEFAULT_NOISE)}, --quick "
                         f"{','.join(f'{x:g}' for x in QUICK_NOISE)})")
     p.add_argument("--noise-seed", type=int, default=0, metavar="S",
-                   help="seed of the annotation noise (default 0)")
+                   help="seed of the annotation noise (>= 0; default 0)")
     p.add_argument("--locomo", metavar="PATH", help="a LoCoMo JSON file (data/locomo10.json of the LoCoMo repository)")
     p.add_argument("--locomo-limit", type=int, metavar="N",
                    help="only the first N conversations (default all; --quick 1)")
@@ -71,7 +71,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="processes for the synthetic packages (default 1)")
     p.add_argument("--quick", action="store_true",
                    help="a few-second run: 2 seeds, one noise level, one LoCoMo conversation")
-    p.add_argument("--force", action="store_true", help="replace existing output files")
+    p.add_argument("--force", action="store_true",
+                   help="replace existing output files (never the --locomo input, never through a symbolic link)")
     p.add_argument("--no-print", action="store_true", help="do not print the report")
     p.add_argument("--json", action="store_true",
                    help="print the reproduce.json document instead of the markdown report")
@@ -121,10 +122,8 @@ def command_line(cfg: ReproduceConfig, out: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
-    cfg.check()
-    out = Path(args.out)
-    for name in OUTPUT_NAMES:  # fail before a long run, not after it
-        check_output_path(out / name, overwrite=args.force)
+    cfg.check(CLI_OPTIONS)
+    check_outputs(cfg, args.out, overwrite=args.force)  # fail before a long run, not after it
     command = command_line(cfg, args.out)
     result = run_reproduction(
         cfg, command=command,

@@ -52,6 +52,7 @@ figures), :mod:`.measure` (one package's measurements and each suite's records),
 from __future__ import annotations
 
 from .config import (
+    CLI_OPTIONS,
     DEFAULT_NOISE,
     DEFAULT_SEEDS,
     FORMAT,
@@ -79,15 +80,15 @@ from .measure import (
     small_records,
 )
 from .render import render_markdown
-from .run import OUTPUT_NAMES, reproduction_json, run_reproduction, write_outputs
+from .run import OUTPUT_NAMES, check_outputs, reproduction_json, run_reproduction, write_outputs
 from .summary import comparison_rows, kendall_tau, max_ratio, summarize
 
 __all__ = [
-    "DEFAULT_NOISE", "DEFAULT_SEEDS", "FORMAT", "OUTPUT_NAMES", "PAPER_DENSITY_ONLY",
+    "CLI_OPTIONS", "DEFAULT_NOISE", "DEFAULT_SEEDS", "FORMAT", "OUTPUT_NAMES", "PAPER_DENSITY_ONLY",
     "PAPER_INVALIDATION", "PAPER_LABEL_MAD", "PAPER_NO_TOMBSTONE", "PAPER_STRESS_NO_TOMBSTONE_B6",
     "PARTIAL_LEVEL", "QUICK_LOCOMO_CONVERSATIONS", "QUICK_NOISE", "QUICK_SEEDS", "RANKED_WRITERS",
     "RATIO_TOLERANCE", "TABLE_WRITERS", "WEIGHT_SIGMA_PER_P", "ReproduceConfig", "Reproduction",
-    "comparison_rows", "evaluate_pair", "kendall_tau", "locomo_records", "mapped_budgets",
+    "check_outputs", "comparison_rows", "evaluate_pair", "kendall_tau", "locomo_records", "mapped_budgets",
     "max_ratio", "perturb_annotations", "render_markdown", "reproduction_json", "run_reproduction",
     "small_records", "summarize", "write_outputs",
 ]

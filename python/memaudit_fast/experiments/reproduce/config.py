@@ -4,6 +4,7 @@ with, and the finished run (:class:`Reproduction`)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -77,22 +78,49 @@ class ReproduceConfig:
                    locomo_limit=QUICK_LOCOMO_CONVERSATIONS, locomo_time_limit=2.0, quick=True)
         return replace(base, **overrides)
 
-    def check(self) -> None:
-        """Raise UsageError for a value no run can use."""
+    def check(self, names: Mapping[str, str] | None = None) -> None:
+        """Raise UsageError for a value no run can use.
+
+        ``names`` says how each field is named in the message (the command passes
+        :data:`CLI_OPTIONS`, so that ``--seeds`` is named as the user typed it); by default the
+        field's own name.
+        """
+        def name(field_name: str) -> str:
+            return (names or {}).get(field_name, field_name)
+
         if self.seeds < 1:
-            raise UsageError(f"seeds: expected a number >= 1, got {self.seeds}")
+            raise UsageError(f"{name('seeds')}: expected a number >= 1, got {self.seeds}")
         if not self.budgets or any(not (math.isfinite(b) and b >= 0) for b in self.budgets):
-            raise UsageError(f"budgets: expected finite numbers >= 0, got {list(self.budgets)}")
+            raise UsageError(f"{name('budgets')}: expected finite numbers >= 0, got {list(self.budgets)}")
+        valid = ", ".join(DISTRIBUTIONS)
+        if not self.distributions:
+            raise UsageError(f"{name('distributions')} is empty; give one or more of {valid}")
         unknown = [d for d in self.distributions if d not in DISTRIBUTIONS]
-        if unknown or not self.distributions:
-            raise UsageError(f"distributions: unknown {unknown}; expected some of {', '.join(DISTRIBUTIONS)}")
+        if unknown:
+            raise UsageError(f"{name('distributions')}: unknown {', '.join(map(repr, unknown))}; "
+                             f"expected some of {valid}")
         for p in self.noise_levels:
             if not (0.0 <= p <= 1.0):
-                raise UsageError(f"noise level {p!r}: expected a probability in [0, 1]")
+                raise UsageError(f"{name('noise_levels')}: noise level {p!r}: expected a probability in [0, 1]")
+        if self.noise_seed < 0:
+            raise UsageError(f"{name('noise_seed')}: expected a number >= 0, got {self.noise_seed}")
         if self.workers < 1:
-            raise UsageError(f"workers: expected a number >= 1, got {self.workers}")
+            raise UsageError(f"{name('workers')}: expected a number >= 1, got {self.workers}")
         if self.locomo_limit is not None and self.locomo_limit < 1:
-            raise UsageError(f"locomo_limit: expected a number >= 1, got {self.locomo_limit}")
+            raise UsageError(f"{name('locomo_limit')}: expected a number >= 1, got {self.locomo_limit}")
+        for field_name in ("time_limit", "locomo_time_limit"):
+            seconds = getattr(self, field_name)
+            if seconds is not None and not seconds >= 0:  # (NaN too)
+                raise UsageError(f"{name(field_name)}: expected a number of seconds >= 0, got {seconds}")
+
+
+#: How the ``memaudit reproduce`` options name the fields of :class:`ReproduceConfig`.
+CLI_OPTIONS: dict[str, str] = {
+    "seeds": "--seeds", "budgets": "--budgets", "distributions": "--distributions",
+    "noise_levels": "--noise", "noise_seed": "--noise-seed", "workers": "--workers",
+    "locomo": "--locomo", "locomo_limit": "--locomo-limit", "time_limit": "--time-limit",
+    "locomo_time_limit": "--locomo-time-limit",
+}
 
 
 def _level_key(p: float) -> str:

@@ -9,7 +9,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ...model.jsonio import check_output_path, dumps, write_atomic
+from ...model.jsonio import dumps
+from ...model.outputs import OutputPath
 from .config import (
     FORMAT,
     PAPER_DENSITY_ONLY,
@@ -96,24 +97,30 @@ def _keyed(d: dict[float, float]) -> dict[str, float]:
 OUTPUT_NAMES = ("reproduce.json", "reproduce.md", "records.jsonl")
 
 
+def check_outputs(cfg: ReproduceConfig, out_dir: str | Path, *, overwrite: bool = False) -> list[OutputPath]:
+    """The run's output files in ``out_dir``, checked: never the ``--locomo`` input (nor a
+    hard link to it), existing ones only with ``overwrite``. Called before a long run."""
+    inputs = (Path(cfg.locomo),) if cfg.locomo else ()
+    out = Path(out_dir)
+    return [OutputPath(out / name, inputs=inputs, force=overwrite).check() for name in OUTPUT_NAMES]
+
+
 def write_outputs(run: Reproduction, out_dir: str | Path, *, overwrite: bool = False) -> list[Path]:
     """Write ``reproduce.json`` (tables), ``reproduce.md`` (report) and ``records.jsonl``
-    (one line per package) into ``out_dir``; existing files only with ``overwrite``."""
-    out = Path(out_dir)
-    paths = [out / name for name in OUTPUT_NAMES]
-    for path in paths:
-        check_output_path(path, overwrite=overwrite)
+    (one line per package) into ``out_dir``; existing files only with ``overwrite``, the
+    run's own input never."""
+    outputs = check_outputs(run.config, out_dir, overwrite=overwrite)
     document = dumps(reproduction_json(run)) + "\n"
     markdown = render_markdown(run)
-    write_atomic(paths[0], lambda h: h.write(document))
-    write_atomic(paths[1], lambda h: h.write(markdown))
+    outputs[0].write_text(document)
+    outputs[1].write_text(markdown)
 
     def lines(handle: Any) -> None:
         for record in [*run.small, *run.locomo]:
             handle.write(dumps(record, indent=None) + "\n")
 
-    write_atomic(paths[2], lines)
-    return paths
+    outputs[2].write(lines)
+    return [o.path for o in outputs]
 
 
 def __getattr__(name: str) -> Any:
