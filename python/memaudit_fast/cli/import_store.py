@@ -60,7 +60,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--thresholds", type=number_list, metavar="FULL,PARTIAL",
                    help="embedding judge: cosine cuts instead of calibrating on the package")
     p.add_argument("--cache", metavar="PATH",
-                   help="arbiter cache (SQLite; default: .memaudit-arbiter.sqlite beside --out)")
+                   help="arbiter cache (SQLite; default: .memaudit-arbiter.sqlite beside --out); an "
+                   "earlier cache is reused, a new path is created; a symbolic link or a file that is "
+                   "not an arbiter cache is refused and left as it is")
     p.add_argument("--no-cache", action="store_true", help="judge everything afresh, store nothing")
     p.add_argument("--embedder", default="auto", metavar="NAME",
                    help="auto (wordllama if installed, else hashing), best (embedding judge: calibrate "
@@ -82,7 +84,7 @@ def _arbiter(args: argparse.Namespace, package: Any) -> Any:
 
     cache = None
     if not args.no_cache:
-        cache = ArbiterCache(args.cache or Path(args.out).resolve().parent / ".memaudit-arbiter.sqlite")
+        cache = ArbiterCache(_cache_path(args), option="--cache")
     if args.judge == "embedding":
         thresholds = (args.thresholds[0], args.thresholds[1]) if args.thresholds else None
         return embedding_arbiter(package, embedder=args.embedder, top_k=args.top_k,
@@ -92,6 +94,30 @@ def _arbiter(args: argparse.Namespace, package: Any) -> Any:
     llm = OpenAIChatLLM(args.llm_base_url, args.llm_model, timeout=args.llm_timeout,
                         max_retries=args.llm_retries)
     return Arbiter(LLMJudge(llm, get_embedder(args.embedder), top_k=args.top_k or 12), cache)
+
+
+def _cache_path(args: argparse.Namespace) -> Path:
+    if args.cache:
+        return Path(args.cache)
+    # Beside --out as the user spelt it: a link at --out is replaced, never followed, so its
+    # target's directory is no place of this command's (for stdout, the working directory).
+    return Path(args.out).absolute().parent / ".memaudit-arbiter.sqlite"
+
+
+def _check_cache(args: argparse.Namespace, inputs: dict[str, str | None]) -> None:
+    """The cache is written during the run: check it before any work, as the outputs are."""
+    from ..model.outputs import same_file
+    from ..systems.arbiter.cache import check_cache_path
+
+    cache = _cache_path(args)
+    named = {**inputs, "--out": args.out}
+    for flag, value in named.items():
+        if value in (None, "-"):
+            continue
+        other = Path(value)
+        if other.resolve() == cache.resolve() or same_file(other, cache):
+            raise UsageError(f"--cache {cache} is also {flag}; the arbiter cache needs a file of its own")
+    check_cache_path(cache, option="--cache")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         # Standard input is one stream: two readers would each get part of it, or nothing.
         raise UsageError(f"{' and '.join(piped)} are each '-', but standard input holds one file; pipe one "
                          "of them and give the others as file paths")
+    if not args.no_cache:
+        _check_cache(args, inputs)
     if args.out != "-":
         check_output_path(out, inputs=tuple(Path(v) for v in inputs.values() if v not in (None, "-")),
                           overwrite=args.force)
