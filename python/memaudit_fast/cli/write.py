@@ -78,11 +78,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..model.jsonio import OutputPath, unique_names
-    from ..writers.builders import build_store
-    from ..writers.embed import get_embedder
-    from ..writers.export import export_store
     from ..writers.locomo_turns import load_locomo
-    from ..writers.membox import MemboxParams
     from ..writers.store import DATABASE, EXPORT, MANIFEST
 
     def owns(entry: Path) -> bool:  # a store's own files (writers/store.py): --force replaces only these
@@ -96,6 +92,35 @@ def run(args: argparse.Namespace) -> int:
                    marker=MANIFEST, owns=owns, what="memaudit write", option="--out").check()
         for name in unique_names([conv.sample_id for conv in conversations])
     ]
+    created = _missing_dirs(out)  # removed again if this run fails before it writes a store there
+    try:
+        return _write(args, conversations, outputs)
+    except BaseException:
+        for directory in created:  # deepest first; one that holds anything stays
+            try:
+                directory.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _missing_dirs(path: Path) -> list[Path]:
+    """``path`` and those of its parents that do not exist yet, deepest first."""
+    missing = []
+    path = path.absolute()
+    while not path.exists() and not path.is_symlink() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    return missing
+
+
+def _write(args: argparse.Namespace, conversations: list[Any], outputs: list[Any]) -> int:
+    from ..writers.builders import build_store
+    from ..writers.embed import get_embedder
+    from ..writers.export import export_store
+    from ..writers.membox import MemboxParams
+    from ..writers.store import EXPORT
+
     embedder = get_embedder(args.embedder)
     total = time.perf_counter()
     bar = Progress(f"write {args.writer}", len(conversations), unit="conversation", quiet=args.quiet)

@@ -4,7 +4,7 @@ Similarity is the inner product, which on unit vectors is the cosine. Below
 ``hnsw_threshold`` vectors the index is exact (``IndexFlatIP``); from that size on it is an
 HNSW graph (``IndexHNSWFlat`` with inner-product metric), approximate but sub-linear. Both sit
 inside an ``IndexIDMap2`` so that results are the caller's ids (record ids of a SQLite table),
-and the whole index is written with ``faiss.write_index`` next to the store that owns it.
+and the whole index is written in ``faiss.write_index``'s format next to the store that owns it.
 
 FAISS runs on one OpenMP thread unless ``MEMAUDIT_FAISS_THREADS`` says otherwise: the writers
 search one query at a time, where threads only add overhead.
@@ -169,8 +169,23 @@ class VectorIndex:
 
     # -- persistence ----------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
-        """Write the index (vectors and ids included) with ``faiss.write_index``."""
-        _faiss().write_index(self._index, str(path))
+        """Write the index (vectors and ids included) in ``faiss.write_index``'s format.
+
+        FAISS serialises into memory and Python writes the bytes: a full disk or a refused
+        permission is then an :class:`OSError` with its errno (``faiss.write_index`` reports
+        it as a ``RuntimeError``), and a partial file is removed.
+        """
+        data = _faiss().serialize_index(self._index)
+        path = Path(path)
+        if path.is_symlink():
+            path.unlink()  # a link is replaced, never written through
+        try:
+            with open(path, "wb") as handle:
+                handle.write(np.ascontiguousarray(data).tobytes())
+        except OSError:
+            if path.exists() and not path.is_symlink():
+                path.unlink()
+            raise
 
     @classmethod
     def load(cls, path: str | Path, *, hnsw_threshold: int = DEFAULT_HNSW_THRESHOLD) -> VectorIndex:

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .errors import StoreError
+from .errors import StoreError, sqlite_os_error
 from .text import word_count
 
 STORE_FORMAT = "memaudit.writer-store/1"
@@ -179,14 +179,26 @@ def load_database(path: Path) -> sqlite3.Connection:
 
 
 def copy_database(conn: sqlite3.Connection, path: Path) -> None:
-    """Write an (in-memory or file) database to ``path`` through SQLite's backup API."""
+    """Write an (in-memory or file) database to ``path`` through SQLite's backup API.
+
+    A full disk, a read-only file system or a refused permission raises the :class:`OSError`
+    behind it (so callers report it as they report any failed write) and leaves no partial file.
+    """
     if path.exists() or path.is_symlink():
         path.unlink()  # a link is removed, never written through
-    dest = sqlite3.connect(str(path))
     try:
-        conn.backup(dest)
-    finally:
-        dest.close()
+        dest = sqlite3.connect(str(path))
+        try:
+            conn.backup(dest)
+        finally:
+            dest.close()
+    except sqlite3.Error as exc:
+        if path.exists() and not path.is_symlink():
+            path.unlink()
+        cause = sqlite_os_error(exc, path)
+        if cause is None:
+            raise
+        raise cause from None
 
 
 def find_stores(directory: str | Path) -> list[Path]:
