@@ -175,3 +175,15 @@ def test_a_full_disk_in_a_new_directory_leaves_nothing(
     code, err = run(["natural", "locomo", str(src), "--out", str(out), "--quiet"], capsys)
     assert code == 2 and "the disk is full" in err
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("per_query", [False, True])
+def test_an_empty_category_list_is_named(tmp_path: Path, per_query: bool,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    src = locomo_file(tmp_path / "loc.json", "mini-1")
+    out = tmp_path / "nd"
+    code, err = run(["natural", "locomo", str(src), "--out", str(out), "--categories", "", "--quiet",
+                     *(["--per-query"] if per_query else [])], capsys)
+    assert code == 2
+    assert "--categories is empty; give one or more of 1=multi-hop" in err
+    assert not out.exists()

@@ -85,6 +85,15 @@ def test_a_writer_list_without_a_writer_is_named(tmp_path: Path, locomo_file: Pa
     assert not out.exists()
 
 
+def test_an_empty_sample_id_list_is_not_every_conversation(tmp_path: Path, locomo_file: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results.json"
+    code, err = run([*EVAL, "--locomo", str(locomo_file), "--sample-id", "", "--out", str(out)], capsys)
+    assert code == 2
+    assert "--sample-id is empty" in err
+    assert not out.exists()
+
+
 # --- retrieve --budget --------------------------------------------------------------------------
 
 

@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageError(f"--writers: unknown {', '.join(map(repr, unknown))}; "
                          f"choose from {', '.join(STORE_WRITERS)}")
+    if args.sample_id == []:  # "--sample-id ''": not "every conversation"
+        raise UsageError("--sample-id is empty; give one or more sample ids, or leave it out for all")
     if args.out == "-" and args.json:
         raise UsageError("--json prints to stdout already; give --out a file name")
     out = None

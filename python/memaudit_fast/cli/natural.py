@@ -75,6 +75,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.dataset != "locomo":  # argparse only offers locomo; kept for future datasets
         raise UsageError(f"unknown dataset {args.dataset!r}")
+    if args.categories == []:  # "--categories ''": no question kept is never what was meant
+        known = ", ".join(f"{k}={v}" for k, v in CATEGORY_NAMES.items())
+        raise UsageError(f"--categories is empty; give one or more of {known}, or leave it out for all")
     if args.per_query:
         from ..suites.locomo_queries import cli_query_packages
 
