@@ -4,6 +4,7 @@
   distributions' knobs in :mod:`.small_knobs`, its hidden event graph in :mod:`.small_graph`,
   its words in :mod:`.small_vocab`.
 - :mod:`.locomo`: :func:`locomo_packages` builds one natural package per LoCoMo conversation.
+- :mod:`.natural_out`: where ``memaudit natural`` writes them (safe file names, all or none).
 - :mod:`.costs`: the ``words``, ``bytes`` and ``tokens`` cost models.
 """
 
