@@ -56,9 +56,10 @@ def add_parser(subparsers: Any) -> None:
         "Build memory stores from LoCoMo conversations with the Membox or ENGRAM writer "
         "(or the flat baseline of raw turns). One store per conversation is written to "
         "OUT/<sample_id>/ (manifest.json, store.sqlite, *.faiss, memories.jsonl; a sample id that "
-        "is not a plain file name is made one, so nothing is written outside OUT); "
-        "--sample-id restricts the conversations. An existing store is replaced only with --force; "
-        "each store appears complete or not at all. Offline by default.",
+        "is not a plain file name is made one and given a digest of the id, so nothing is written "
+        "outside OUT and two ids never share a directory); --sample-id restricts the conversations. "
+        "An existing store is replaced only with --force, and only by a store of the same "
+        "conversation; each store appears complete or not at all. Offline by default.",
         "memaudit write membox --locomo locomo10.json --out stores/membox --sample-id conv-26",
     )
     p.add_argument("writer", choices=WRITER_CHOICES, help="which writer builds the stores")
@@ -77,21 +78,29 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..model.jsonio import OutputPath, unique_names
+    from ..errors import UsageError
+    from ..model.jsonio import OutputPath
     from ..writers.locomo_turns import load_locomo
-    from ..writers.store import DATABASE, EXPORT, MANIFEST
+    from ..writers.store import DATABASE, EXPORT, MANIFEST, check_store_owner, store_dir_name
 
     def owns(entry: Path) -> bool:  # a store's own files (writers/store.py): --force replaces only these
         return not entry.is_dir() and (entry.name in (MANIFEST, DATABASE, EXPORT) or entry.name.endswith(".faiss"))
 
     conversations = load_locomo(args.locomo, args.sample_id)
     out = Path(args.out)
-    # Every output is checked before any work; directory names made from data stay inside OUT.
-    outputs = [
-        OutputPath(out / name, inputs=(Path(args.locomo),), force=args.force, kind="dir",
-                   marker=MANIFEST, owns=owns, what="memaudit write", option="--out").check()
-        for name in unique_names([conv.sample_id for conv in conversations])
-    ]
+    # Every output is checked before any work; directory names made from data stay inside OUT,
+    # and each depends on its own sample id only, so --force meets only that conversation's store.
+    outputs = []
+    named: dict[str, str] = {}
+    for conv in conversations:
+        name = store_dir_name(conv.sample_id)
+        if name in named:
+            raise UsageError(f"sample ids {named[name]!r} and {conv.sample_id!r} would share the store "
+                             f"directory {out / name}; give them distinct ids")
+        named[name] = conv.sample_id
+        check_store_owner(out / name, conv.sample_id)
+        outputs.append(OutputPath(out / name, inputs=(Path(args.locomo),), force=args.force, kind="dir",
+                                  marker=MANIFEST, owns=owns, what="memaudit write", option="--out").check())
     created = _missing_dirs(out)  # removed again if this run fails before it writes a store there
     try:
         return _write(args, conversations, outputs)
@@ -119,7 +128,7 @@ def _write(args: argparse.Namespace, conversations: list[Any], outputs: list[Any
     from ..writers.embed import get_embedder
     from ..writers.export import export_store
     from ..writers.membox import MemboxParams
-    from ..writers.store import EXPORT
+    from ..writers.store import EXPORT, check_store_owner
 
     embedder = get_embedder(args.embedder)
     total = time.perf_counter()
@@ -130,6 +139,7 @@ def _write(args: argparse.Namespace, conversations: list[Any], outputs: list[Any
         params = MemboxParams(index_turns=True) if args.writer == "membox" and args.index_turns else None
         store = build_store(args.writer, conv.turns, embedder, llm, sample_id=conv.sample_id,
                             params=params)
+        check_store_owner(output.path, conv.sample_id)  # a name two ids share on a case-blind disk
         with output.directory() as tmp:
             store.save(tmp)
             export_store(store, tmp)

@@ -10,12 +10,13 @@ when used.
 Example::
 
     from memaudit_fast.writers import build_membox, get_embedder, load_locomo
+    from memaudit_fast.writers.store import store_dir_name
 
     conv = load_locomo("locomo.json")[0]
     store = build_membox(conv.turns, get_embedder("auto"), sample_id=conv.sample_id)
     for item in store.retrieve("When did Caroline go to the support group?"):
         print(item.text)
-    store.save("stores/membox/" + conv.sample_id)
+    store.save("stores/membox/" + store_dir_name(conv.sample_id))  # the name 'memaudit write' gives
 """
 
 from __future__ import annotations

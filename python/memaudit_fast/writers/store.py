@@ -14,6 +14,7 @@ store reopened later answers exactly as it did when it was written.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -24,6 +25,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..errors import UsageError
+from ..model.outputs import safe_name
 from .errors import StoreError, sqlite_os_error
 from .text import word_count
 
@@ -199,6 +202,40 @@ def copy_database(conn: sqlite3.Connection, path: Path) -> None:
         if cause is None:
             raise
         raise cause from None
+
+
+def store_dir_name(sample_id: str) -> str:
+    """The directory name of a conversation's store under ``memaudit write --out``.
+
+    It depends on the sample id alone, so a store keeps its name across runs and subsets of
+    conversations: a short id that is already a plain file name is used as it is; any other
+    gets its safe form (:func:`~memaudit_fast.model.outputs.safe_name`) plus a digest of the
+    exact id, so ``a/b`` and ``a_b`` never share a directory.
+    """
+    name = safe_name(sample_id, fallback="conversation")
+    if name == sample_id:
+        return name
+    digest = hashlib.sha256(sample_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{name[:100]}-{digest}"
+
+
+def check_store_owner(directory: Path, sample_id: str) -> None:
+    """Refuse to replace ``directory`` when it holds the store of another conversation.
+
+    ``--force`` replaces a conversation's earlier store; a store whose manifest names another
+    ``sample_id`` (or none that can be read) is someone else's and is left as it was.
+    """
+    if directory.is_symlink() or not (directory / MANIFEST).is_file():
+        return
+    try:
+        owner = read_manifest(directory).get("sample_id")
+    except StoreError as exc:
+        raise UsageError(f"{directory}: cannot tell which conversation this store holds ({exc}); it is "
+                         f"never replaced, even with --force: move it away or choose another --out") from None
+    if owner != sample_id:
+        raise UsageError(f"{directory} holds the store of sample_id {owner!r}, not {sample_id!r}; --force "
+                         f"replaces a store only with one of the same conversation, so it was left as it "
+                         f"was: move it away or choose another --out")
 
 
 def find_stores(directory: str | Path) -> list[Path]:
