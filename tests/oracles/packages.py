@@ -252,3 +252,27 @@ def compiled_at_fraction(data: dict, fraction: float):
 
     compiled = compile_package(Package.from_dict(data))
     return compiled, float(round(fraction * float(compiled.cost.sum())))
+
+
+def float_weighted(seed: int) -> dict:
+    """A package with weights and coverage drawn as floats of every scale (no lattice of worths),
+    groups of one to three and capacity 1 or 2; its budgets are 3%, 10% and 25% of the total cost.
+    Seed 42 at 3% (budget 70.167) is where HiGHS at its default tolerance "proved" a store
+    1.2e-9 (relative) under OPT."""
+    import random
+
+    rng = random.Random(seed)
+    n, m = rng.randint(60, 250), rng.randint(20, 80)
+    saturation = rng.choice(["cap1", "linear", {"pwl": [[0.3, 0.5], [1, 1], [2, 1.2]]}, "cap1"])
+    units = [{"unit_id": f"u{r}", "weight": rng.choice([rng.uniform(0, 1), rng.uniform(0, 1000), rng.randint(1, 5),
+                                                         1e-4 * rng.random()])} for r in range(m)]
+    candidates = []
+    for j in range(n):
+        coverage = {f"u{r}": rng.choice([0.25, 0.5, 1.0, rng.random()]) for r in rng.sample(range(m), rng.randint(1, 3))}
+        candidates.append({"candidate_id": f"c{j}", "group": f"g{j // rng.choice([1, 2, 3])}",
+                           "cost": rng.choice([rng.randint(1, 20), round(rng.uniform(0.1, 20), 3)]), "coverage": coverage})
+    capacity = rng.choice([1, 1, 2])
+    total = sum(c["cost"] for c in candidates)
+    return {"format": "memaudit.package/1", "package_id": f"float/{seed}",
+            "objective": {"saturation": saturation, "group_capacity": capacity}, "units": units,
+            "candidates": candidates, "budgets": [round(total * f, 3) for f in (0.03, 0.1, 0.25)]}
