@@ -119,9 +119,14 @@ def solve_lp_again(h: Any, seconds: float) -> Any | None:
     end at an optimum. The root LP's rounds, its reduced costs and the LP branching share it."""
     import highspy
 
-    limit_next_solve(h, seconds)
-    with _HIGHS_ONE_AT_A_TIME:
+    started = time.monotonic()
+    if not _take_turn(None, started + seconds):
+        return None  # another solve's HiGHS held the turn all that time
+    try:
+        limit_next_solve(h, seconds - (time.monotonic() - started))
         h.run()
+    finally:
+        _HIGHS_ONE_AT_A_TIME.release()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None
     return h.getSolution()
@@ -135,6 +140,20 @@ FLOOR_EVERY = 0.005
 # HiGHS solves of one process take turns: each holds a core, and the race's root LP beside its
 # HiGHS (a third busy thread on two cores) doubled the LP's time and lost the cases it proves.
 _HIGHS_ONE_AT_A_TIME = threading.Lock()
+
+
+def _take_turn(stop: HighsStop | None, deadline: float | None) -> bool:
+    """Wait for the HiGHS turn (True: taken; the caller releases it) while ``stop`` is not set
+    and ``deadline`` (time.monotonic) has not passed (False). A solve in another thread holds
+    the turn for as long as its HiGHS runs: a time limit or a cancel must not wait for it."""
+    while True:
+        if stop is not None and stop.is_set():
+            return False
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return False
+        if _HIGHS_ONE_AT_A_TIME.acquire(timeout=0.02 if left is None else min(0.02, left)):
+            return True
 
 
 def solve_highs(
@@ -235,11 +254,19 @@ def solve_highs(
                 event.interrupt()
 
         h.cbMipInterrupt += close_enough
-    with _HIGHS_ONE_AT_A_TIME:
+    deadline = None if time_limit is None else time.monotonic() - (time.perf_counter() - start) + float(time_limit)
+    if not _take_turn(stop, deadline):
+        waited = "interrupted" if stop is not None and stop.is_set() else "time_limit"
+        return MilpOutcome("highs", version, waited, None, None, None, 0, time.perf_counter() - start)
+    try:
+        if time_limit is not None:  # what is left of it after the wait for the turn
+            h.setOptionValue("time_limit", max(0.001, float(time_limit) - (time.perf_counter() - start)))
         if main and stop is not None:
             _run_stoppable(h, stop)
         else:
             h.run()
+    finally:
+        _HIGHS_ONE_AT_A_TIME.release()
     seconds = time.perf_counter() - start
 
     s = highspy.HighsModelStatus
