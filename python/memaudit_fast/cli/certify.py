@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import CertificationError, PackageError, UsageError
 from ..model.compiled import compile_package
 from ..model.jsonio import loads_strict
+from ..model.package import Package
 from ..results.records import check_record, read_results_text
-from ..solve.certify import SOLVERS, certify
+from ..solve.certify import SOLVERS, ModelWriter, certify, not_certified, planned_stems
 from .common import add_subparser, group_capacity, print_json_line, print_table, read_entries
 
 EXIT_FAILED = 3  # finished, some results failed (cli.common.EXIT_FAILURES)
@@ -61,7 +63,43 @@ def read_results(path: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _not_certified(message: str, *, failed: bool) -> dict[str, Any]:
-    return {"solver": None, "status": "not_certified", "agrees": False if failed else None, "issues": [message]}
+    return not_certified(message, failed=failed)
+
+
+def read_packages(path: str, wanted: set[str]) -> tuple[dict[str, tuple[str, Package]], dict[str, str]]:
+    """The packages of ``path`` that results name (the first of each id), and the ids held more
+    than once (with where again). A package that does not validate is a UsageError (exit 2,
+    nothing certified), each one printed first with its file, line and reason, as validate does:
+    which package it was meant to be cannot be told, so skipping it could hide the one a result
+    is for."""
+    packages: dict[str, tuple[str, Package]] = {}
+    again: dict[str, str] = {}
+    bad: list[str] = []
+    seen: set[str] = set()
+    for entry in read_entries([path]):
+        if entry.error is not None:
+            bad.append(entry.label)
+            for error in entry.error.errors:
+                print(f"invalid: {error}", file=sys.stderr)
+            if entry.error.truncated:
+                print(f"invalid: {entry.label}: (the first {len(entry.error.errors)} errors; memaudit validate "
+                      "lists the rest)", file=sys.stderr)
+            continue
+        assert entry.package is not None
+        package_id = entry.package.package_id
+        if package_id in seen:
+            again.setdefault(package_id, entry.label)
+            continue
+        seen.add(package_id)
+        if package_id in wanted:
+            packages[package_id] = (entry.label, entry.package)
+    if len(bad) == 1:
+        raise UsageError(f"--package {path}: {bad[0]} is not a valid package (see above); nothing was certified; "
+                         f"fix it (memaudit validate {path} says the same) or give a set without it")
+    if bad:
+        raise UsageError(f"--package {path}: {len(bad)} packages are not valid ({bad[0]}, ...: see above); nothing "
+                         f"was certified; fix them (memaudit validate {path} says the same) or give a set without them")
+    return packages, again
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,37 +109,17 @@ def run(args: argparse.Namespace) -> int:
     wanted: dict[str, list[int]] = {}
     for k, (_, record) in enumerate(results):
         wanted.setdefault(record["package_id"], []).append(k)
-    certificates: dict[int, dict[str, Any]] = {}
-    matched: dict[str, list[int]] = {}  # results certified against the first package of their id
-    for entry in read_entries([args.package]):
-        if entry.package is None:
-            continue
-        if entry.package.package_id in matched:
-            # Two packages of one id: which one a result is for cannot be told, and certifying
-            # it against the first would fail a result that is right for the other.
-            for k in matched.pop(entry.package.package_id):
-                certificates[k] = _not_certified(
-                    f"{args.package} holds package {entry.package.package_id!r} more than once (again at "
-                    f"{entry.label}): which one the result is for cannot be told; give package ids once",
-                    failed=False)
-            continue
-        if entry.package.package_id not in wanted:
-            continue
-        compiled = compile_package(entry.package)
-        matched[entry.package.package_id] = wanted[entry.package.package_id]
-        for k in wanted.pop(entry.package.package_id):
-            record = results[k][1]
-            try:
-                cert = certify(compiled, record, args.solver, time_limit=args.time_limit,
-                               write_model=args.write_model, group_capacity=args.group_capacity).to_dict()
-            except CertificationError as exc:
-                # An error record claims nothing, so it cannot disagree; anything else can.
-                cert = _not_certified(str(exc), failed=record.get("status") != "error")
-            certificates[k] = cert
-    for package_id, ks in wanted.items():
-        for k in ks:
-            certificates[k] = _not_certified(f"no package {package_id!r} in {args.package}", failed=True)
-
+    packages, again = read_packages(args.package, set(wanted))
+    usable = {package_id: package for package_id, (_, package) in packages.items() if package_id not in again}
+    writer = ModelWriter(args.write_model) if args.write_model is not None else None
+    if writer is not None:  # every model's name before any is written
+        writer.check(_planned_stems(usable, wanted, results, args.group_capacity))
+    try:
+        certificates = _certify_all(args, results, wanted, usable, again, writer)
+    except BaseException:
+        if writer is not None:  # no certificate names them: a rerun must not find them in its way
+            writer.remove_written()
+        raise
     failed = unverified = 0
     rows = []
     for k, (label, record) in enumerate(results):
@@ -121,6 +139,41 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         return EXIT_FAILED
     return EXIT_UNVERIFIED if unverified else 0
+
+
+def _planned_stems(packages: dict[str, Package], wanted: dict[str, list[int]],
+                   results: list[tuple[str, dict[str, Any]]], k: int | None) -> Iterator[str]:
+    for package_id, package in packages.items():
+        compiled = compile_package(package)
+        for i in wanted[package_id]:
+            yield from planned_stems(compiled, results[i][1], k)
+
+
+def _certify_all(args: argparse.Namespace, results: list[tuple[str, dict[str, Any]]], wanted: dict[str, list[int]],
+                 packages: dict[str, Package], again: dict[str, str],
+                 writer: ModelWriter | None) -> dict[int, dict[str, Any]]:
+    certificates: dict[int, dict[str, Any]] = {}
+    for package_id, ks in wanted.items():
+        compiled = compile_package(packages[package_id]) if package_id in packages else None  # one at a time
+        for k in ks:
+            record = results[k][1]
+            if package_id in again:
+                # Two packages of one id: which one a result is for cannot be told, and certifying
+                # it against the first would fail a result that is right for the other.
+                certificates[k] = _not_certified(
+                    f"{args.package} holds package {package_id!r} more than once (again at {again[package_id]}): "
+                    "which one the result is for cannot be told; give package ids once", failed=False)
+            elif compiled is None:
+                certificates[k] = _not_certified(f"no package {package_id!r} in {args.package}", failed=True)
+            else:
+                try:
+                    certificates[k] = certify(compiled, record, args.solver, time_limit=args.time_limit,
+                                              write_model=writer, group_capacity=args.group_capacity).to_dict()
+                except CertificationError as exc:
+                    # No MILP value was obtained: nothing was compared, so nothing disagrees (as
+                    # solve --certify says of the same result).
+                    certificates[k] = _not_certified(str(exc), failed=False)
+    return certificates
 
 
 def _row(label: str, record: dict[str, Any], cert: dict[str, Any]) -> list[Any]:

@@ -28,13 +28,19 @@ the certificate records why Gurobi was skipped in ``fallback``).
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
+import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CertificationError, UsageError
+import numpy as np
+
+from ..errors import CertificationError, MemauditError, UsageError
 from ..model.compiled import (
     CompiledPackage,
     _indices,
@@ -43,6 +49,7 @@ from ..model.compiled import (
     store_problems,
 )
 from ..model.estimates import with_group_capacity
+from ..model.jsonio import MAX_EXACT_INT
 from ..model.package import Package
 from .backends import (
     GurobiSession,
@@ -52,7 +59,7 @@ from .backends import (
     solve_gurobi,
     solve_highs,
 )
-from .milp import MilpModel, build_milp, model_stem, write_milp
+from .milp import MODEL_FORMATS, MilpModel, build_milp, model_stem, write_milp
 
 SOLVERS = ("auto", "highs", "gurobi")
 DEFAULT_REL_TOL = 1e-6
@@ -92,6 +99,12 @@ def claim_of(result: Any) -> Claim:
     for name, item in (("budget", budget), ("opt", value), ("selected", selected)):
         if item is None:
             raise CertificationError(f"the result has no {name!r}; expected a memaudit.result/1 record")
+    if isinstance(budget, (int, np.integer)) and not isinstance(budget, (bool, np.bool_)) \
+            and abs(int(budget)) > MAX_EXACT_INT:
+        raise CertificationError(f"the result's budget {budget} is an integer beyond 2^53 = {MAX_EXACT_INT} "
+                                 "(a double would round it); expected a memaudit.result/1 record")
+    if isinstance(selected, (str, bytes)):
+        raise CertificationError(f"the result's selected is one string {selected!r}; expected a list of candidate ids")
     upper = get("upper_bound")
     stated_k = get("group_capacity")
     if stated_k is not None and (type(stated_k) is not int or stated_k < 1):
@@ -166,8 +179,201 @@ class Certificate:
         return out
 
 
+#: Characters a model file's stem may take: with ``.columns.json`` and the temporary names
+#: of :class:`ModelWriter` it stays well under the 255 bytes a file name may have.
+MAX_MODEL_STEM = 150
+#: How each model format ends: a file cut short (a full disk under HiGHS's own writer, which
+#: does not report it) lacks it.
+_MODEL_ENDS = {"mps": b"ENDATA", "lp": b"end"}
 
 
+def bounded_model_stem(package_id: str, budget: float, suffix: str = "") -> str:
+    """:func:`~memaudit_fast.solve.milp.model_stem`, at most :data:`MAX_MODEL_STEM` characters.
+
+    A longer (legal) package id is cut, and the digest of the whole id kept after it (the one
+    ``model_stem`` adds to an id it changed), so two long ids sharing a prefix keep apart.
+    """
+    stem = model_stem(package_id, budget, suffix)
+    if len(stem) <= MAX_MODEL_STEM:
+        return stem
+    name, tail = stem.rsplit("__B", 1)
+    digest = hashlib.sha256(package_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    name = name.removesuffix("-" + digest)
+    keep = max(1, MAX_MODEL_STEM - len(tail) - len("__B") - len(digest) - 1)
+    return f"{name[:keep].rstrip('._-') or 'package'}-{digest}__B{tail}"
+
+
+def model_stems(package: Package | CompiledPackage | dict[str, Any] | str | Path, result: Any,
+                group_capacity: int | None = None) -> list[str]:
+    """The file stems :func:`certify` gives the MILPs of ``result`` under ``write_model``
+    (one, or ``__inner`` and ``__outer`` for log1p), so that a run can check every output name
+    before it writes any."""
+    c = compile_package(package)
+    claim = claim_of(result)
+    return _stems(c, claim, _capacity(claim, group_capacity))
+
+
+def _capacity(claim: Claim, group_capacity: int | None) -> int | None:
+    return claim.group_capacity if claim.group_capacity is not None else group_capacity
+
+
+def _stems(c: CompiledPackage, claim: Claim, k: int | None) -> list[str]:
+    exact = not any(s.name == "log1p" for s in c.saturations)
+    suffixes = [""] if exact else ["__inner", "__outer"]
+    # A group capacity other than the package's own is another MILP: another name.
+    capacity = f"__K{k}" if k is not None and k != c.group_capacity else ""
+    return [bounded_model_stem(c.package_id, claim.budget, capacity + suffix) for suffix in suffixes]
+
+
+class ModelWriter:
+    """The ``--write-model`` directory of one run.
+
+    Every name is checked before anything is written (:meth:`check`): a file there already
+    (an earlier run's, or the user's) is never written over, and refusing it writes nothing.
+    Each model is written by HiGHS under a temporary directory beside its final place, checked
+    to be complete, and renamed into place, so no file is ever seen half written. When the run
+    fails, :meth:`remove_written` takes away what it wrote, so the run can simply be repeated.
+    A model asked for twice in one run (two results of one package and budget) is written once.
+    """
+
+    def __init__(self, directory: str | Path, option: str = "--write-model") -> None:
+        self.directory = Path(directory)
+        self.option = option
+        self.written: list[Path] = []
+        self.made: list[Path] = []  # directories this run created, innermost last
+        self.entries: dict[str, dict[str, Any]] = {}
+
+    def _names(self, stem: str) -> list[str]:
+        return [*(f"{stem}.{fmt}" for fmt in MODEL_FORMATS), f"{stem}.columns.json"]
+
+    def check(self, stems: Iterable[str]) -> None:
+        """Raise UsageError, writing nothing, unless every model of ``stems`` may be written."""
+        where = f"{self.option} {self.directory}"
+        if self.directory.is_symlink():
+            raise UsageError(f"{where}: is a symbolic link; outputs are never written through links; "
+                             "give the directory itself")
+        if self.directory.exists() and not self.directory.is_dir():
+            raise UsageError(f"{where}: exists and is not a directory; give a directory")
+        for stem in dict.fromkeys(stems):
+            if stem in self.entries:
+                continue
+            for name in self._names(stem):
+                target = self.directory / name
+                if target.exists() or target.is_symlink():
+                    # Never written over: it may be another run's (or the user's own) file.
+                    raise UsageError(f"{where}: {name} exists already (an earlier run's?); nothing was "
+                                     "written; give a new or empty directory, or remove the file")
+        parent = self.directory if self.directory.is_dir() else _existing_parent(self.directory)
+        if not parent.is_dir():
+            raise UsageError(f"{where}: {parent} is not a directory")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise UsageError(f"{where}: cannot write in {parent} (permission denied); nothing was written")
+
+    def write(self, model: MilpModel, c: CompiledPackage, stem: str) -> dict[str, Any]:
+        """Write one model (``write_milp``'s record, with the files' final paths)."""
+        if stem in self.entries:
+            return self.entries[stem]
+        self.check([stem])
+        self._make_directory()
+        staged = None
+        name = " / ".join(self._names(stem) if model.num_cols else self._names(stem)[-1:])
+        try:
+            staged = Path(tempfile.mkdtemp(prefix=".model.", suffix=".tmp", dir=self.directory))
+            entry = write_milp(model, c, staged, stem)
+            for f in entry["files"]:
+                name = Path(f["path"]).name
+                _check_complete(Path(f["path"]), f["format"])
+            for item in [*entry["files"], entry["columns"]]:
+                name = Path(item["path"]).name
+                target = self.directory / name
+                _move_new(staged / name, target)
+                self.written.append(target)
+                item["path"] = str(target)
+        except (OSError, CertificationError) as exc:
+            if isinstance(exc, OSError) and exc.filename:
+                name = Path(exc.filename).name
+            reason = _reason(exc).replace(str(staged), str(self.directory))
+            raise UsageError(f"{self.option} {self.directory}: cannot write {name} ({reason}); nothing "
+                             "was written there") from None
+        finally:
+            if staged is not None:
+                shutil.rmtree(staged, ignore_errors=True)
+        self.entries[stem] = entry
+        return entry
+
+    def _make_directory(self) -> None:
+        missing = []
+        d = self.directory
+        while not d.exists() and not d.is_symlink() and d != d.parent:
+            missing.append(d)
+            d = d.parent
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"{self.option} {self.directory}: cannot make the directory ({_reason(exc)}); "
+                             "nothing was written") from None
+        self.made += reversed(missing)
+
+    def remove_written(self) -> None:
+        """Remove the files this run wrote, and the directories it made if they are empty."""
+        for path in reversed(self.written):
+            try:
+                path.unlink()
+            except OSError:
+                pass
+        self.written.clear()
+        self.entries.clear()
+        for d in reversed(self.made):
+            try:
+                d.rmdir()
+            except OSError:
+                break
+        self.made.clear()
+
+
+def _check_complete(path: Path, fmt: str) -> None:
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(0, size - 64))
+        tail = handle.read().rstrip()
+        os.fsync(handle.fileno())
+    if not tail.endswith(_MODEL_ENDS[fmt]):
+        raise CertificationError(f"HiGHS wrote {size} bytes and stopped before the end of the model "
+                                 "(is the disk full?)")
+
+
+def _move_new(src: Path, dst: Path) -> None:
+    """Rename ``src`` to ``dst``, which must not exist (a link, then the name removed: never
+    replacing a file that appeared meanwhile)."""
+    try:
+        os.link(src, dst)
+    except FileExistsError:
+        raise OSError(f"{dst.name} appeared while the model was written") from None
+    except OSError:  # a file system without hard links
+        if dst.exists() or dst.is_symlink():
+            raise OSError(f"{dst.name} appeared while the model was written") from None
+        os.replace(src, dst)
+        return
+    src.unlink()
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.errno is not None:
+        import errno
+
+        known = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
+                 errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+                 errno.EPERM: "permission denied", errno.ENAMETOOLONG: "the file name is too long"}
+        return known.get(exc.errno, exc.strerror or str(exc))
+    return str(exc)
+
+
+def _existing_parent(path: Path) -> Path:
+    parent = path.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    return parent
 
 
 def _exact_store_value(c: CompiledPackage, store: tuple[int, ...] | None, budget: float) -> float | None:
@@ -177,6 +383,26 @@ def _exact_store_value(c: CompiledPackage, store: tuple[int, ...] | None, budget
     if store_problems(c, [c.candidate_ids[i] for i in store], budget):
         return None
     return c.objective(list(store))
+
+
+def _check_arguments(solver: Any, time_limit: Any, rel_tol: Any, breakpoints: Any, write_model: Any,
+                     group_capacity: Any) -> None:
+    """certify()'s arguments, each named with what it must be, before any work."""
+    def is_number(value: Any) -> bool:
+        return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+    if not (isinstance(solver, str) and solver in SOLVERS):
+        raise UsageError(f"solver: unknown certifier {solver!r}; expected one of {', '.join(SOLVERS)}")
+    if time_limit is not None and not (is_number(time_limit) and time_limit >= 0):
+        raise UsageError(f"time_limit must be a number of seconds >= 0 (or None), got {time_limit!r}")
+    if not (is_number(rel_tol) and 0 <= rel_tol < 1):
+        raise UsageError(f"rel_tol must be a number from 0 to below 1, got {rel_tol!r}")
+    if isinstance(breakpoints, (bool, np.bool_)) or not isinstance(breakpoints, (int, np.integer)) or breakpoints < 1:
+        raise UsageError(f"breakpoints must be an integer >= 1, got {breakpoints!r}")
+    if write_model is not None and not isinstance(write_model, (str, os.PathLike, ModelWriter)):
+        raise UsageError(f"write_model must be a directory path (or None), got {type(write_model).__name__}")
+    if group_capacity is not None and (type(group_capacity) is not int or not 1 <= group_capacity <= MAX_EXACT_INT):
+        raise UsageError(f"group_capacity must be an integer from 1 to 2^53 (or None), got {group_capacity!r}")
 
 
 def _run(models: list[MilpModel], solver: str, time_limit: float | None) -> tuple[list[MilpOutcome], str | None]:
@@ -211,7 +437,7 @@ def certify(
     time_limit: float | None = None,
     rel_tol: float = DEFAULT_REL_TOL,
     breakpoints: int = DEFAULT_BREAKPOINTS,
-    write_model: str | Path | None = None,
+    write_model: str | Path | ModelWriter | None = None,
     group_capacity: int | None = None,
 ) -> Certificate:
     """Certify one branch-and-bound result with an independent MILP.
@@ -235,7 +461,10 @@ def certify(
     write_model
         A directory: every MILP solved is also written there as ``.mps`` and ``.lp`` (see
         :func:`memaudit_fast.solve.milp.write_milp`), and the certificate's ``model_files``
-        names each file with its sha256, so any MILP solver can re-check the optimum.
+        names each file with its sha256, so any MILP solver can re-check the optimum. Files
+        are named by :func:`model_stems`; one that exists already is never written over (a
+        UsageError, and nothing written). A :class:`ModelWriter` shares one directory between
+        the certificates of a run (its caller then removes the files when the run fails).
     group_capacity
         Candidates a group may hold when the result does not state its own
         ``group_capacity`` (default: the package's ``objective.group_capacity``).
@@ -245,11 +474,13 @@ def certify(
     Certificate
     """
     start = time.perf_counter()
+    _check_arguments(solver, time_limit, rel_tol, breakpoints, write_model, group_capacity)
     c = compile_package(package)
     claim = claim_of(result)
     if claim.package_id is not None and claim.package_id != c.package_id:
         raise CertificationError(f"the result is for package {claim.package_id!r}, not {c.package_id!r}")
-    k = claim.group_capacity if claim.group_capacity is not None else group_capacity
+    k = _capacity(claim, group_capacity)
+    stems = _stems(c, claim, k)
     if k is not None and k != c.group_capacity:
         c = compile_package(with_group_capacity(c.package, k))
     budget = claim.budget
@@ -271,12 +502,15 @@ def certify(
         models = [build_milp(c, budget, log1p_mode=m, breakpoints=breakpoints) for m in ("inner", "outer")]
     model_files = None
     if write_model is not None:
-        suffixes = [""] if exact else ["__inner", "__outer"]
-        model_files = [
-            {"role": suffix.strip("_") or "exact",
-             **write_milp(m, c, write_model, model_stem(c.package_id, budget, suffix))}
-            for m, suffix in zip(models, suffixes)
-        ]
+        roles = ["exact"] if exact else ["inner", "outer"]
+        writer = write_model if isinstance(write_model, ModelWriter) else ModelWriter(write_model)
+        writer.check(stems)  # every name before any file
+        try:
+            model_files = [{"role": role, **writer.write(m, c, stem)} for m, role, stem in zip(models, roles, stems)]
+        except BaseException:
+            if writer is not write_model:  # this call's own files; a shared writer's run removes its
+                writer.remove_written()
+            raise
     outcomes, fallback = _run(models, solver, time_limit)
     status = _worst_status(outcomes)
     store_values = [_exact_store_value(c, o.store, budget) for o in outcomes]
@@ -351,24 +585,51 @@ def certify_results(
     solver: str = "auto",
     *,
     time_limit: float | None = None,
-    write_model: str | Path | None = None,
+    write_model: str | Path | ModelWriter | None = None,
 ) -> list[dict[str, Any]]:
     """``memaudit.result/1`` records of ``results`` with a ``certificate`` attached.
 
     Meant for ``memaudit solve --certify``: ``solver`` may also be ``none`` (records come back
     unchanged). A result that cannot be certified (status ``error``) gets a certificate with
-    status ``not_certified`` and the reason.
+    status ``not_certified``, ``agrees`` None and the reason. With ``write_model`` every
+    model's name is checked before any is written, and when a write fails the files of this
+    call are removed; a :class:`ModelWriter` given instead spans several calls (its owner
+    removes the files of a failed run with :meth:`ModelWriter.remove_written`).
     """
     records = []
+    results = list(results)
     compiled = None if solver == "none" else compile_package(package)
-    for result in results:
-        record = dict(result) if isinstance(result, dict) else result.to_record()
-        if compiled is not None:
-            try:
-                record["certificate"] = certify(compiled, result, solver, time_limit=time_limit,
-                                                write_model=write_model).to_dict()
-            except CertificationError as exc:
-                record["certificate"] = {"solver": solver, "status": "not_certified", "agrees": None, "issues": [str(exc)]}
-        records.append(record)
+    writer = None
+    if compiled is not None and write_model is not None:
+        writer = write_model if isinstance(write_model, ModelWriter) else ModelWriter(write_model)
+        writer.check(stem for result in results for stem in planned_stems(compiled, result))
+    try:
+        for result in results:
+            record = dict(result) if isinstance(result, dict) else result.to_record()
+            if compiled is not None:
+                try:
+                    record["certificate"] = certify(compiled, result, solver, time_limit=time_limit,
+                                                    write_model=writer).to_dict()
+                except CertificationError as exc:
+                    record["certificate"] = not_certified(str(exc), solver=solver)
+            records.append(record)
+    except (MemauditError, OSError):
+        if writer is not None and writer is not write_model:
+            writer.remove_written()
+        raise
     return records
+
+
+def not_certified(reason: str, *, solver: str | None = None, failed: bool = False) -> dict[str, Any]:
+    """The certificate of a result no MILP value was obtained for: ``agrees`` is None (nothing
+    was compared), unless ``failed`` (the result itself cannot hold, e.g. its package is missing)."""
+    return {"solver": solver, "status": "not_certified", "agrees": False if failed else None, "issues": [reason]}
+
+
+def planned_stems(c: Package | CompiledPackage, result: Any, group_capacity: int | None = None) -> list[str]:
+    """The model names a result will take (none when it cannot be certified at all)."""
+    try:
+        return model_stems(c, result, group_capacity)
+    except CertificationError:
+        return []
 
