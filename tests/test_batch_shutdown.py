@@ -429,6 +429,9 @@ def test_a_ctrl_c_while_workers_are_forked_is_raised_after_the_fork(monkeypatch)
         with pytest.raises(KeyboardInterrupt):
             runner.submit([1])
         assert submitted == [True]  # raised once the submit was done, not inside it
+        # ... and the chunk sent is known by then: its messages had no chunk (KeyError, exit 1).
+        assert list(runner.chunks) == [0]
+        runner.result(runner.chunks[0])
     finally:
         runner.stop()
 

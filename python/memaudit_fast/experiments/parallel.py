@@ -349,10 +349,10 @@ class ProcessRunner(ThreadRunner):
         tag, self.next_tag = self.next_tag, self.next_tag + 1
         # The first submit forks every worker (the fork start method): a Ctrl-C that landed in
         # the fork's after-fork hooks was printed there and lost, and the run went on.
+        # Known before a held Ctrl-C is raised: a chunk sent but not known made its first
+        # message a KeyError (an internal error, exit 1, nothing written).
         with _signals_deferred():
-            future = self.pool.submit(_in_outbox, tag, self.fn, chunk, *self.args)
-        handle = _Chunk(future)
-        self.chunks[tag] = handle
+            handle = self.chunks[tag] = _Chunk(self.pool.submit(_in_outbox, tag, self.fn, chunk, *self.args))
         return handle
 
     def _receive(self, timeout: float) -> None:
@@ -369,11 +369,12 @@ class ProcessRunner(ThreadRunner):
                     # at a message's start. The chunks then end without it.
                     self.torn = True
                     raise
-                handle = self.chunks[tag]
-                handle.outcomes.extend(outcomes)
-                if last:
-                    handle.complete = True
-                    del self.chunks[tag]
+                handle = self.chunks.get(tag)
+                if handle is not None:
+                    handle.outcomes.extend(outcomes)
+                    if last:
+                        handle.complete = True
+                        del self.chunks[tag]
             if not self.inbox.poll(0):
                 return
 
