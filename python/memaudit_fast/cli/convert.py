@@ -52,8 +52,18 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(dumps(pkg.data) + "\n")
         return 0
     out = save_package(pkg, args.dst, layout=args.layout, overwrite=args.force)
+    _report_not_read(pkg.meta)
     if args.json:
         print(json.dumps({"written": str(out), "package_id": pkg.package_id}))
     else:
         print(f"wrote {out} ({pkg.package_id})")
     return 0
+
+
+def _report_not_read(meta: Any) -> None:
+    """Name the entries of the source directory that were not read, so none is lost unsaid."""
+    art = meta.get("artifact") if isinstance(meta, dict) else None
+    names = art.get("not_read") if isinstance(art, dict) else None
+    if isinstance(names, list) and names:
+        print(f"memaudit convert: not carried over (too large to read; named in meta.artifact.not_read): "
+              f"{', '.join(map(str, names))}", file=sys.stderr)
