@@ -95,9 +95,11 @@ class Package:
             data = _json_data(data, found, limits.max_depth)
             if found:
                 _Validator(data, source, locator, limits, max_errors=max_errors).refuse_defects(found)
-        if isinstance(data, dict):
+        # msgspec cannot even word its complaint about a lone surrogate: such data (which is
+        # never valid) goes straight to the careful validator, which names the string's path.
+        if isinstance(data, dict) and (plain or _encodable(data)):
             fields = _fast_package(data, source, limits)
-            if fields is not None and (plain or _encodable(data)):
+            if fields is not None:
                 return cls(**fields)
         defects = find_defects(data, limit=max_errors)
         return _Validator(data, source, locator, limits, defects=defects, max_errors=max_errors).run()
