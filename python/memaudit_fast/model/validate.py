@@ -458,13 +458,13 @@ class _Validator:
         for k, pt in enumerate(points):
             name = f"{fld}.pwl[{k}]"
             self.expect(isinstance(pt, list) and len(pt) == 2, pt, "a pair [z, h]", record, name)
-            z = self.number(pt[0], record, name)
-            h = self.number(pt[1], record, name)
+            z = self.number(pt[0], record, f"{name}[0]")  # the coordinate itself is named
+            h = self.number(pt[1], record, f"{name}[1]")
             parsed.append((z, h))
         if parsed[0][0] == 0.0:
             if parsed[0][1] != 0.0:
                 self.fail(f"found {list(parsed[0])}, expected the first point [0, 0]: h passes through "
-                          "the origin (the point may also be left out)", record=record, fld=f"{fld}.pwl[0]")
+                          "the origin (the point may also be left out)", record=record, fld=f"{fld}.pwl[0][1]")
             listed_origin = True
         else:
             parsed.insert(0, (0.0, 0.0))  # the curve passes through (0, 0) whether listed or not
@@ -477,9 +477,10 @@ class _Validator:
             (z0, h0), (z1, h1) = parsed[k - 1], parsed[k]
             name = f"{fld}.pwl[{k if listed_origin else k - 1}]"
             if not z1 > z0:
-                self.fail(f"z = {z1} does not increase past {z0}; z must increase strictly", record=record, fld=name)
+                self.fail(f"z = {z1} does not increase past {z0}; z must increase strictly", record=record,
+                          fld=f"{name}[0]")
             if h1 < h0:
-                self.fail(f"h = {h1} falls below {h0}; h must not decrease", record=record, fld=name)
+                self.fail(f"h = {h1} falls below {h0}; h must not decrease", record=record, fld=f"{name}[1]")
             slope = (h1 - h0) / (z1 - z0)
             if slope > last_slope * (1 + 1e-12):
                 self.fail(
@@ -494,6 +495,14 @@ class _Validator:
         self, units: list[dict[str, Any]], queries: list[dict[str, Any]]
     ) -> tuple[list[float], str]:
         has = [("weight" in u) for u in units]
+        # A weight that is not a number (null included) is that unit's own error, whatever
+        # the others carry: it is judged before the mix, which would blame another unit.
+        weights = [
+            self.section(self.number, u["weight"], self.locate("units", i), "weight") if given else 0.0
+            for i, (u, given) in enumerate(zip(units, has))
+        ]
+        if any(w is None for w in weights):
+            raise _Stop
         if any(has) and not all(has):
             missing = has.index(False) if has[0] else has.index(True)
             self.fail(
@@ -502,12 +511,6 @@ class _Validator:
                 record=self.locate("units", missing), fld="weight",
             )
         if all(has):
-            weights = [
-                self.section(self.number, u["weight"], self.locate("units", i), "weight")
-                for i, u in enumerate(units)
-            ]
-            if any(w is None for w in weights):
-                raise _Stop
             return weights, "explicit"
         if not queries:
             self.fail(
