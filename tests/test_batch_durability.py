@@ -308,3 +308,20 @@ def test_two_broken_artifact_directories_are_two_failures_not_one_repeated(tmp_p
     failed = sorted(r["source"] for r in records if r["status"] == "error")
     assert failed == [str(root / n) for n in names[:3]]
     assert [r["source"] for r in records if r["status"] != "error"] == [str(root / "d_fine")]
+
+
+def test_a_package_spelt_with_escapes_is_the_same_member_as_its_plain_line(tmp_path):
+    # Python's json.dump escapes every non-ASCII character (ensure_ascii): the same package as
+    # a .jsonl line and as such a .json file is one member, scored once.
+    package = generate_package("base", seed=5)
+    package["meta"] = {"note": "caf\u00e9 \u00ac \U0001f600 \"q\" / \\ \n"}
+    root = tmp_path / "dir"
+    root.mkdir()
+    (root / "a.json").write_text(json.dumps(package, indent=2, ensure_ascii=True))
+    (root / "b.json").write_text(json.dumps(package, ensure_ascii=False).replace("/", "\\/"))
+    line = tmp_path / "set.jsonl"
+    line.write_text(json.dumps(package, ensure_ascii=False) + "\n")
+    out = tmp_path / "out.jsonl"
+    assert batch(root, line, "--out", out, "--budgets", "2") == 0
+    records = read(out)
+    assert len(records) == 1 and records[0]["status"] == "optimal"

@@ -815,6 +815,105 @@ PackageCounts count(std::string_view text, std::size_t max_depth) {
 
 } // namespace
 
+namespace {
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// The four hex digits of a \u escape at p (p + 6 <= end), or -1.
+long hex4(const char* p, const char* end) {
+    if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return -1;
+    long v = 0;
+    for (int k = 2; k < 6; ++k) {
+        const int d = hex_digit(p[k]);
+        if (d < 0) return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+// One escape, at the backslash p, written at o in its one canonical spelling: a character
+// escaped with \u is written as itself (UTF-8), but for the quote, the backslash and control
+// characters (short forms where JSON has them, else \u00xx) and lone surrogates (\udxxx, lower
+// case); "\/" is "/". So the same text spelt with escapes or without (Python's json.dump
+// escapes every non-ASCII character) compacts the same. Returns where the escape ends. The
+// output never grows: a character written as itself takes at most the bytes of its escape.
+const char* canonical_escape(const char* p, const char* end, char*& o) {
+    auto put_hex = [&](long cp) {
+        static const char digits[] = "0123456789abcdef";
+        *o++ = '\\';
+        *o++ = 'u';
+        for (int shift = 12; shift >= 0; shift -= 4) *o++ = digits[(cp >> shift) & 0xF];
+    };
+    if (end - p < 2) {  // a text cut after a backslash: kept as it is
+        *o++ = *p;
+        return p + 1;
+    }
+    long cp = -1;
+    const char* next = p + 2;
+    switch (p[1]) {
+        case '/': cp = '/'; break;
+        case 'b': cp = '\b'; break;
+        case 'f': cp = '\f'; break;
+        case 'n': cp = '\n'; break;
+        case 'r': cp = '\r'; break;
+        case 't': cp = '\t'; break;
+        case '"': cp = '"'; break;
+        case '\\': cp = '\\'; break;
+        case 'u':
+            cp = hex4(p, end);
+            if (cp >= 0) {
+                next = p + 6;
+                const long low = cp >= 0xD800 && cp < 0xDC00 ? hex4(next, end) : -1;
+                if (low >= 0xDC00 && low < 0xE000) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                    next += 6;
+                }
+            }
+            break;
+        default: break;
+    }
+    if (cp < 0) {  // not an escape JSON knows: copied as it is (the readers refuse it)
+        *o++ = p[0];
+        *o++ = p[1];
+        return p + 2;
+    }
+    switch (cp) {
+        case '"': *o++ = '\\'; *o++ = '"'; return next;
+        case '\\': *o++ = '\\'; *o++ = '\\'; return next;
+        case '\b': *o++ = '\\'; *o++ = 'b'; return next;
+        case '\f': *o++ = '\\'; *o++ = 'f'; return next;
+        case '\n': *o++ = '\\'; *o++ = 'n'; return next;
+        case '\r': *o++ = '\\'; *o++ = 'r'; return next;
+        case '\t': *o++ = '\\'; *o++ = 't'; return next;
+        default: break;
+    }
+    if (cp < 0x20 || (cp >= 0xD800 && cp < 0xE000)) {
+        put_hex(cp);
+    } else if (cp < 0x80) {
+        *o++ = static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        *o++ = static_cast<char>(0xC0 | (cp >> 6));
+        *o++ = static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        *o++ = static_cast<char>(0xE0 | (cp >> 12));
+        *o++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        *o++ = static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        *o++ = static_cast<char>(0xF0 | (cp >> 18));
+        *o++ = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        *o++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        *o++ = static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    return next;
+}
+
+} // namespace
+
 std::string compact_json(std::string_view text) {
     std::string out(text.size(), '\0');
     const char* p = text.data();
@@ -838,10 +937,9 @@ std::string compact_json(std::string_view text) {
                 p = next;
                 break;
             }
-            const char* next = std::min(slash + 2, end);
-            std::memcpy(o, p, static_cast<std::size_t>(next - p));
-            o += next - p;
-            p = next;
+            std::memcpy(o, p, static_cast<std::size_t>(slash - p));
+            o += slash - p;
+            p = canonical_escape(slash, end, o);
         }
     }
     out.resize(static_cast<std::size_t>(o - out.data()));

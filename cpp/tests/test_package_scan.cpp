@@ -149,9 +149,20 @@ std::pair<int, int> package_scan_tests() {
     expect(compact_json(" { \"a b\" :\t[1 ,\r\n2], \"q\\\" x\":\"\\\\\" } ") ==
                "{\"a b\":[1,2],\"q\\\" x\":\"\\\\\"}",
            "compact form");
-    expect(compact_json(kPackage) == kPackage.substr(0, kPackage.find_last_not_of('\n') + 1),
-           "a compact package is its own compact form, but for its line feed");
+    // (its text has two characters spelt as \u escapes, which the compact form spells as themselves)
+    const std::string spelt = replaced(replaced(kPackage, R"(\u00e9)", "\u00e9"), R"(\u65e5)", "\u65e5");
+    expect(spelt != kPackage && compact_json(kPackage) == spelt.substr(0, spelt.find_last_not_of('\n') + 1),
+           "a compact package is its own compact form, but for its line feed and escapes");
     for (std::size_t k = 0; k < kPackage.size(); ++k) compact_json(kPackage.substr(0, k));  // cut texts: no fault
     expect(compact_json("\"ab\\") == "\"ab\\", "a text cut after a backslash");
+    // One spelling per character: \u escapes as UTF-8 (surrogate pairs joined), "\/" as "/", the
+    // quote, the backslash and control characters escaped (short forms, else \u00xx), lone
+    // surrogates as \udxxx in lower case.
+    expect(compact_json(R"(["\u00ac\u00AC¬", "\ud83d\ude00😀", "\/", "\u0022\"", "\u005c\\"])") ==
+               R"(["¬¬¬","😀😀","/","\"\"","\\\\"])",
+           "escapes spelt one way");
+    expect(compact_json(R"(["\u000a\n", "\u0001", "\uD800x", "\udc00", "\u12", "\q"])") ==
+               R"(["\n\n","\u0001","\ud800x","\udc00","\u12","\q"])",
+           "control characters, lone surrogates and broken escapes");
     return {scan_checks, scan_failures};
 }

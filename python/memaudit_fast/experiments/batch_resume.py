@@ -330,10 +330,10 @@ DIGEST_CHARS = 32  # BLAKE2b-128: as strong as needed to key content, twice as f
 
 
 # Content digests ------------------------------------------------------------------------------
-# A package's digest is over its text without the whitespace between JSON tokens (strings,
-# numbers and key order as written; the core's compact_json, a few microseconds a package), so
-# the same package as a .jsonl line, a pretty-printed .json file or a .json.gz file is one
-# member. An artifact directory is keyed by its files' names and bytes (the scheme is one of
+# A package's digest is over its text without the whitespace between JSON tokens, each string
+# character spelt one way (an escaped one as itself, so Python's escaped non-ASCII too; numbers
+# and key order as written; the core's compact_json, a few microseconds a package), so the same
+# package as a .jsonl line, a pretty-printed .json file or a .json.gz file is one member. An artifact directory is keyed by its files' names and bytes (the scheme is one of
 # the options a results file records: DIGEST_SCHEME).
 def _digest_json(text: bytes, h: Any) -> None:
     h.update(b"json\0")
