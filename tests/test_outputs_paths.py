@@ -223,3 +223,16 @@ def test_a_fifo_at_an_output_path_is_never_replaced_even_with_force(tmp_path, mo
     assert main(argv) == 2
     assert "is not a regular file (a device, a FIFO or a socket)" in capsys.readouterr().err
     assert (tmp_path / out).is_fifo() and not (tmp_path / "r.jsonl").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc")
+def test_an_output_where_no_file_can_be_made_is_refused_before_the_work(tmp_path, monkeypatch, capsys):
+    # os.access says yes to root on /proc: the batch scored every package and wrote its results,
+    # then failed on --parquet with exit 2 (which says nothing was done).
+    monkeypatch.chdir(tmp_path)
+    save_package(Package.from_dict(pkg()), tmp_path / "p.json")
+    assert main(["batch", "p.json", "--out", "r.jsonl", "--quiet", "--parquet", "/proc/r.parquet"]) == 2
+    assert "/proc/r.parquet: cannot write" in capsys.readouterr().err
+    assert not (tmp_path / "r.jsonl").exists()
+    assert main(["generate", "--distribution", "base", "--seed", "0", "--out", "/proc/p.json"]) == 2
+    assert not any(name.startswith(".memaudit-probe") for name in os.listdir(tmp_path))

@@ -176,6 +176,7 @@ class OutputPath:
             raise UsageError(f"{dst}: {parent} is not a directory")
         if not os.access(parent, os.W_OK | os.X_OK):
             raise UsageError(f"{dst}: cannot write in {parent} (permission denied)")
+        _probe(dst, parent)
         return self
 
     def _check_owned(self, dst: Path) -> None:
@@ -262,6 +263,18 @@ def _inside(path: Path, directory: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _probe(dst: Path, parent: Path) -> None:
+    """Create and remove a file in ``parent``: os.access answers yes to root everywhere, and on
+    file systems that take no files (/proc, a read-only mount) the write failed only after
+    the work."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".memaudit-probe.", dir=parent)
+    except OSError as exc:
+        raise _output_error(dst, exc) from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _existing_parent(path: Path) -> Path:
