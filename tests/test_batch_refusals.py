@@ -300,3 +300,52 @@ def test_a_resume_puts_back_in_order_what_an_interruption_wrote_out_of_order(tmp
     assert run_batch([path], out, BatchOptions(budgets=(2, 4)), workers=1, backend="serial",
                      resume=True).compaction is None
     assert out.read_bytes() == before and out.stat().st_ino == inode
+
+
+@pytest.mark.parametrize("spoil", [
+    {"opt": "12"}, {"status": "bogus"}, {"opt": None}, {"selected": "c1"}, {"package_id": 7},
+    {"budget": -1},
+], ids=["opt-string", "status", "opt-null", "selected-string", "package-id", "budget"])
+def test_a_resume_refuses_a_record_export_refuses_and_leaves_the_file(tmp_path, capsys, spoil):
+    # Such a record counted as done: its package was never solved again, and the file stayed
+    # one that export and report refuse.
+    path = tmp_path / "set.jsonl"
+    write_package_set(packages(3), path)
+    out = tmp_path / "out.jsonl"
+    assert batch(path, "--out", out, "--budgets", "2,4") == 0
+    lines = out.read_bytes().split(b"\n")
+    record = json.loads(lines[2])
+    record.update(spoil)
+    lines[2] = json.dumps(record).encode()
+    out.write_bytes(b"\n".join(lines))
+    before = out.read_bytes()
+    capsys.readouterr()
+    assert batch(path, "--out", out, "--budgets", "2,4", "--resume") == 2
+    err = capsys.readouterr().err
+    assert "line 3" in err and f"field '{next(iter(spoil))}'" in err
+    assert out.read_bytes() == before
+
+
+@pytest.mark.parametrize("agrees", [None, False])
+def test_a_certificate_that_could_not_be_made_or_disagrees_ends_the_batch_with_3(tmp_path, capsys, monkeypatch,
+                                                                                agrees):
+    # solve --certify said so with exit 3; batch --certify said 0 failed and exited 0.
+    from memaudit_fast.solve import certify as certify_module
+
+    real = certify_module.certify
+
+    def short(*args, **kwargs):
+        import dataclasses
+
+        return dataclasses.replace(real(*args, **kwargs), agrees=agrees)
+
+    monkeypatch.setattr(certify_module, "certify", short)
+    path = tmp_path / "set.jsonl"
+    write_package_set(packages(2), path)
+    out = tmp_path / "out.jsonl"
+    assert batch(path, "--out", out, "--budgets", "2", "--certify", "highs") == 3
+    said = "0 certificate(s) disagree, 2 could not be made" if agrees is None else "2 certificate(s) disagree, 0 could"
+    assert said in capsys.readouterr().err
+    assert [r["certificate"]["agrees"] for r in read(out)] == [agrees, agrees]
+    monkeypatch.setattr(certify_module, "certify", real)
+    assert batch(path, "--out", tmp_path / "fine.jsonl", "--budgets", "2", "--certify", "highs") == 0

@@ -30,7 +30,8 @@ def add_parser(subparsers: Any) -> None:
         "re-solves packages whose content changed, and refuses other options than the file's. "
         "One run writes a file at a time. "
         f"Exit code: 0 all scored, {EXIT_SOME_FAILED} finished but some packages failed (their "
-        f"error records name the cause), {EXIT_INTERRUPTED} interrupted, 2 bad options or input (nothing done), "
+        f"error records name the cause) or a certificate asked for disagrees or could not be made, "
+        f"{EXIT_INTERRUPTED} interrupted, 2 bad options or input (nothing done), "
         f"{EXIT_INTERNAL} a worker process died (what finished is kept; --resume continues) or an internal error.",
         "memaudit batch small.jsonl.gz --out results.jsonl --budgets 2,4,8,16 --writers gvt,density_only --workers 2",
     )
@@ -197,4 +198,26 @@ def run(args: argparse.Namespace) -> int:
 
         Path(args.parquet).parent.mkdir(parents=True, exist_ok=True)
         export_parquet(args.out, args.parquet, overwrite=True)
-    return EXIT_SOME_FAILED if summary.failed else 0
+    unverified = _certificates_short(args.out) if options.certify != "none" else 0
+    return EXIT_SOME_FAILED if summary.failed or unverified else 0
+
+
+def _certificates_short(out: str) -> int:
+    """How many records of the results file hold a certificate that disagrees or could not be
+    made (a MILP stopped by its time limit, say), said on stderr: as for solve --certify, the
+    run then ends with exit 3."""
+    import orjson
+
+    disagree = unmade = 0
+    with open(out, "rb") as handle:
+        for line in handle:
+            if b'"certificate"' not in line:
+                continue
+            certificate = orjson.loads(line).get("certificate")
+            if isinstance(certificate, dict):
+                disagree += certificate.get("agrees") is False
+                unmade += certificate.get("agrees") is None
+    if disagree or unmade:
+        print(f"memaudit batch: {disagree} certificate(s) disagree, {unmade} could not be made (their "
+              f"'certificate' in {out} says why)", file=sys.stderr)
+    return disagree + unmade

@@ -35,6 +35,7 @@ from ..results.records import (
     encode_records,
     parse_results,
     plain_number,
+    validate_record,
 )
 from ..solve.exact import MAX_NODE_LIMIT
 
@@ -220,6 +221,8 @@ def _check_resumable(parsed: ResultsFile, options: BatchOptions) -> Done:
                 "this batch wrote: choose a new --out, or pass --force to replace the file",
                 source=source, record=f"line {number}",
             )
+        # A record export and report refuse is not one done (it was skipped as done for good).
+        validate_record(record, source, f"line {number}")
         if isinstance(record.get("options"), dict):
             found_options.setdefault(digest, record["options"])
         if digest != options.digest:
