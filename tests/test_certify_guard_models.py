@@ -19,6 +19,7 @@ from memaudit_fast.solve.exact import solve
 from memaudit_fast.solve.milp import model_stem
 
 certify_module = importlib.import_module("memaudit_fast.solve.certify")
+model_files = importlib.import_module("memaudit_fast.solve.model_files")
 
 
 def _package(package_id: str = "small/base", saturation: str = "cap1") -> Package:
@@ -66,7 +67,7 @@ def test_a_later_models_file_blocks_the_run_before_anything_is_written(tmp_path,
 def test_a_full_disk_leaves_nothing_and_names_the_file_and_option(tmp_path, capsys, monkeypatch, fail_at):
     results, pkg_path = _files(_package(), tmp_path)
     out = tmp_path / "new" / "models"
-    real = certify_module.write_milp
+    real = model_files.write_milp
     calls = []
 
     def full_disk(model, c, directory, stem, *args):
@@ -76,12 +77,12 @@ def test_a_full_disk_leaves_nothing_and_names_the_file_and_option(tmp_path, caps
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(Path(directory) / f"{stem}.mps"))
         return real(model, c, directory, stem, *args)
 
-    monkeypatch.setattr(certify_module, "write_milp", full_disk)
+    monkeypatch.setattr(model_files, "write_milp", full_disk)
     assert main(["certify", results, "--package", pkg_path, "--solver", "highs", "--write-model", str(out)]) == 2
     err = capsys.readouterr().err
     assert f"--write-model {out}: cannot write {calls[-1]}.mps (the disk is full)" in err
     assert not out.exists() and not out.parent.exists()  # the directories this run made, too
-    monkeypatch.setattr(certify_module, "write_milp", real)
+    monkeypatch.setattr(model_files, "write_milp", real)
     assert main(["certify", results, "--package", pkg_path, "--solver", "highs", "--write-model", str(out),
                  "--json"]) == 0  # and a rerun is not blocked by its own files
 
@@ -91,7 +92,7 @@ def test_a_model_file_cut_short_is_refused_and_removed(tmp_path, capsys, monkeyp
     out = tmp_path / "models"
     out.mkdir()
     (out / "keep.txt").write_text("mine")
-    real = certify_module.write_milp
+    real = model_files.write_milp
 
     def truncated(model, c, directory, stem, *args):
         entry = real(model, c, directory, stem, *args)
@@ -99,7 +100,7 @@ def test_a_model_file_cut_short_is_refused_and_removed(tmp_path, capsys, monkeyp
         path.write_bytes(path.read_bytes()[:50])  # HiGHS's writer does not report a short write
         return entry
 
-    monkeypatch.setattr(certify_module, "write_milp", truncated)
+    monkeypatch.setattr(model_files, "write_milp", truncated)
     assert main(["certify", results, "--package", pkg_path, "--solver", "highs", "--write-model", str(out)]) == 2
     err = capsys.readouterr().err
     assert f"cannot write {model_stem('small/base', 4.0)}.lp" in err and "stopped before the end" in err
@@ -166,10 +167,10 @@ def test_any_legal_package_id_gives_a_file_name(tmp_path, capsys, package_id):
 
 
 def test_bounded_stems_keep_long_ids_apart_and_short_ones_as_they_were():
-    bounded = certify_module.bounded_model_stem
+    bounded = model_files.bounded_model_stem
     a, b = "x" * 300 + "a", "x" * 300 + "b"
     assert bounded(a, 4.0) != bounded(b, 4.0)
-    assert len(bounded(a, 1000000.5, "__K7__inner")) <= certify_module.MAX_MODEL_STEM
+    assert len(bounded(a, 1000000.5, "__K7__inner")) <= model_files.MAX_MODEL_STEM
     assert bounded(a, 4.0).endswith(hashlib.sha256(a.encode()).hexdigest()[:8] + "__B4")
     for short in ("p", "small/base/s0000", "a_b"):
         assert bounded(short, 8.0) == model_stem(short, 8.0)
