@@ -172,3 +172,24 @@ def test_an_empty_name_in_a_list_is_refused(tmp_path, capsys, names):
     ok.write_text(json.dumps(good()))
     assert main(["sweep", str(ok), "--writers", names]) == 2
     assert "empty entry" in capsys.readouterr().err
+
+
+def test_sigterm_stops_a_command_as_ctrl_c_does(tmp_path):
+    # Every command ended with the raw signal (exit 143, no word); batch only while its run
+    # went on, so a SIGTERM in the moments after the run ended it so too.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from oracles.packages import strongly_correlated_knapsack
+
+    path = tmp_path / "hard.json"
+    path.write_text(json.dumps(strongly_correlated_knapsack(n=300)))
+    proc = subprocess.Popen([sys.executable, "-m", "memaudit_fast", "solve", str(path), "--finish", "none",
+                             "--time-limit", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3.0)  # past the start-up: in the solve
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err

@@ -71,3 +71,9 @@ class SolverError(MemauditError, RuntimeError):
 
 class CertificationError(MemauditError, RuntimeError):
     """The MILP certifier could not build or solve its model."""
+
+
+def raise_interrupt(signum: int, frame: object) -> None:
+    """A signal handler that stops the work as Ctrl-C does (SIGTERM: exit 130, what finished
+    kept), instead of ending the process where it stands (exit 143, no word)."""
+    raise KeyboardInterrupt

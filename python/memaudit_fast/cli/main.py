@@ -207,6 +207,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
+    import signal
+
+    from ..errors import raise_interrupt
+
+    # SIGTERM (kill, a job scheduler, GNU timeout) stops a command as Ctrl-C does: exit 130 and
+    # what finished kept, not exit 143 with no word (a batch met it in the moments after its run).
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, raise_interrupt)
     code = main()
     ray_runner = sys.modules.get("memaudit_fast.experiments.ray_runner")
     if ray_runner is not None and ray_runner.start_abandoned():

@@ -75,7 +75,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemauditError, OutputError, UsageError
+from ..errors import MemauditError, OutputError, UsageError, raise_interrupt
 from ..model.compiled import compile_validated
 from ..model.estimates import with_group_capacity
 from ..model.sets import RawMember, parse_member, resolve_member
@@ -242,8 +242,7 @@ class _Stop(BaseException):
     """A worker's solve was interrupted: stop the run like Ctrl-C."""
 
 
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+_raise_interrupt = raise_interrupt
 
 
 # The driver -----------------------------------------------------------------------------------
@@ -288,7 +287,7 @@ def run_batch(
     # here on (importing Ray takes half a second, and a SIGTERM then left an empty --out).
     # Asked before the workers start: ray.init installs one (it exits at once) that is not
     # the program's, and it is put back after the run.
-    own_term = main_thread and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    own_term = main_thread and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, raise_interrupt)
     put_back = [signal.signal(signal.SIGTERM, _raise_interrupt)] if own_term else []
     try:
         return _run(input_paths, out, options, workers, backend, resume, overwrite, chunk_size, ray_address,
