@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from ..model.jsonio import path_label
 from ..results.export import FORMATS, export_results
 from .common import add_subparser
 
@@ -44,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"rows": rows, "out": where}), file=stream)
     elif not args.quiet:
-        print(f"wrote {rows} rows to {where}", file=stream)
+        print(f"wrote {rows} rows to {path_label(where)}", file=stream)
     return 0

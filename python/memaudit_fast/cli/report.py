@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from ..model.jsonio import path_label
 from ..results.report import make_report
 from .common import add_force, add_subparser
 
@@ -35,5 +36,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"written": [str(path) for path in written]}))
     for path in [] if args.json else written:
-        print(f"wrote {path}")
+        print(f"wrote {path_label(path)}")
     return 0

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..model.jsonio import escape_controls, path_label
 from ..model.package import MAX_ERRORS
 from .common import (
     EXIT_BAD_INPUT,
@@ -51,17 +52,17 @@ def run(args: argparse.Namespace) -> int:
             bad += 1
             errors = entry.error.errors
             for error in errors:
-                print(f"invalid: {error}", file=sys.stderr)
+                print(f"invalid: {escape_controls(str(error))}", file=sys.stderr)
             if entry.error.truncated:
-                print(f"invalid: {entry.label}: (the first {len(errors)} errors; fix these and run "
+                print(f"invalid: {escape_controls(entry.label)}: (the first {len(errors)} errors; fix these and run "
                       "validate again for the rest)", file=sys.stderr)
         else:
             good += 1
             if not args.quiet:
                 assert entry.package is not None
-                print(f"ok: {entry.label} ({entry.package.package_id})")
+                print(f"ok: {escape_controls(entry.label)} ({escape_controls(entry.package.package_id)})")
     if good == bad == 0:  # an empty set, as an empty file or directory: nothing to vouch for
-        print(f"invalid: no packages found in {', '.join(map(str, args.paths))} (a package .json, an artifact "
+        print(f"invalid: no packages found in {', '.join(map(path_label, args.paths))} (a package .json, an artifact "
               "directory, a .jsonl set, or a directory holding them)", file=sys.stderr)
         bad = 1
     if not args.quiet and not args.json:

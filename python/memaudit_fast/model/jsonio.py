@@ -13,9 +13,9 @@ Two decoders give the same answers:
   might be wrong, so that
 * :func:`loads_strict` (the careful decoder, Python's ``json`` with hooks) can explain it.
 
-Reading files goes through :func:`read_bytes` / :func:`read_text`: regular files only (a FIFO
-or ``/dev/zero`` is refused before anything is read), within ``MEMAUDIT_MAX_FILE_BYTES``,
-counted after decompression for ``.gz``.
+Reading files goes through :func:`read_bytes` / :func:`read_text` (from :mod:`.lines`,
+re-exported here): regular files only (a FIFO or ``/dev/zero`` is refused before anything is
+read), within ``MEMAUDIT_MAX_FILE_BYTES``, counted after decompression for ``.gz``.
 
 Writing goes through :class:`~.outputs.OutputPath` (see :mod:`.outputs`, re-exported here):
 outputs are checked before any work, symbolic links at an output path are refused, nothing is
@@ -25,19 +25,25 @@ permission error leaves nothing partial.
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
 import re
-import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import msgspec
 import orjson
 
 from ..errors import PackageError
+from .lines import (
+    decode_utf8,
+    escape_controls,
+    open_fd,
+    open_regular,
+    path_label,
+    read_bytes,
+    read_capped,
+)
 
 #: The largest integer magnitude every double holds exactly (the spec's limit for numbers).
 MAX_EXACT_INT = 2**53
@@ -49,7 +55,8 @@ def cut(text: str, limit: int = 40) -> str:
     """``text`` shortened for a message (long numbers and strings are never echoed in full)."""
     if len(text) <= limit:
         return text
-    return f"{text[: limit - 13]}...({len(text)} chars)"
+    tail = f"...({len(text)} chars)"
+    return text[: max(limit - len(tail), 0)] + tail
 
 
 def describe(value: Any) -> str:
@@ -377,20 +384,6 @@ def loads_strict(text: str | bytes, *, source: str, record: str | None = None) -
     return data
 
 
-def decode_utf8(raw: bytes, *, source: str, record: str | None = None) -> str:
-    """UTF-8 bytes as text; a bad byte is reported with its line and column."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        where = f"line {line} column {col}" if record is None else f"{record} column {col}".strip()
-        raise PackageError(
-            f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save the file as UTF-8",
-            source=source, record=where,
-        ) from None
-
-
 # ---------------------------------------------------------------------------------------------
 # The fast decoder
 
@@ -491,90 +484,12 @@ def dumps(data: Any, *, indent: int | None = 1) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Reading files
-
-
-def _open_regular(path: Path) -> int:
-    """A descriptor of ``path`` opened for reading, refused unless it is a regular file.
-
-    ``O_NONBLOCK`` keeps a FIFO from blocking the open; the check is on the opened file
-    itself, so nothing can swap it in between.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise PackageError("file not found", source=str(path)) from None
-    except IsADirectoryError:
-        raise PackageError("is a directory; expected a file", source=str(path)) from None
-    except OSError as exc:
-        raise PackageError(f"cannot read: {exc.strerror}", source=str(path)) from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode)
-                else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
-                else "a socket" if stat.S_ISSOCK(info.st_mode) else "not a regular file")
-        # A pipe (a FIFO, /dev/stdin, a shell's <(...)) can be read once, as '-' (standard input).
-        hint = "; to read a stream, pipe it to the command as '-'" if stat.S_ISFIFO(info.st_mode) else ""
-        raise PackageError(f"is {kind}; only regular files are read{hint}", source=str(path))
-    if hasattr(os, "set_blocking"):
-        os.set_blocking(fd, True)
-    return fd
-
-
-class _OwningGzip(gzip.GzipFile):
-    """A GzipFile that closes the file it reads from (GzipFile leaves a given fileobj open)."""
-
-    def close(self) -> None:
-        raw = self.fileobj
-        try:
-            super().close()
-        finally:
-            if raw is not None:
-                raw.close()  # type: ignore[union-attr]
-
-
-def open_regular(path: Path, buffering: int = -1) -> IO[bytes]:
-    """A binary handle on a regular file (decompressed when the name ends in .gz)."""
-    return open_fd(_open_regular(path), path, buffering)
-
-
-def read_bytes(path: Path, *, cap: int | None = None) -> bytes:
-    """The whole content of a regular file within the file-size limit (decompressed for .gz)."""
-    from .limits import current_limits
-
-    cap = current_limits().max_file_bytes if cap is None else cap
-    too_large = PackageError(
-        f"larger than the limit of {cap} bytes; raise it with MEMAUDIT_MAX_FILE_BYTES if genuine",
-        source=str(path),
-    )
-    fd = _open_regular(path)
-    try:
-        if not path.name.endswith(".gz") and os.fstat(fd).st_size > cap:
-            raise too_large
-        with open_fd(fd, path) as handle:
-            fd = -1
-            raw = handle.read(cap + 1)  # a gzip bomb or a growing file stops here
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise PackageError(f"cannot read: {exc}", source=str(path)) from None
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    if len(raw) > cap:
-        raise too_large
-    return raw
-
-
-def open_fd(fd: int, path: Path, buffering: int = -1) -> IO[bytes]:
-    handle = os.fdopen(fd, "rb", buffering)
-    if path.name.endswith(".gz"):
-        return _OwningGzip(fileobj=handle, mode="rb")  # type: ignore[return-value]
-    return handle
+# Reading files (the readers themselves live in .lines, re-exported above)
 
 
 def read_text(path: Path) -> str:
     """Read a UTF-8 text file (gzip when the name ends in .gz), within the file-size limit."""
-    return decode_utf8(read_bytes(path), source=str(path))
+    return decode_utf8(read_bytes(path), source=path_label(path))
 
 
 # Writing goes through one helper, kept in its own module and re-exported here.
@@ -589,6 +504,6 @@ from .outputs import (  # noqa: E402
 
 __all__ = [
     "MAX_EXACT_INT", "OutputPath", "check_output_path", "current_umask", "cut", "decode_utf8", "describe",
-    "dumps", "find_defects", "is_number", "loads_fast", "loads_strict", "open_regular",
-    "parse_careful", "read_bytes", "read_text", "safe_name", "unique_names", "write_atomic",
+    "dumps", "escape_controls", "find_defects", "is_number", "loads_fast", "loads_strict", "open_fd", "open_regular",
+    "parse_careful", "path_label", "read_bytes", "read_capped", "read_text", "safe_name", "unique_names", "write_atomic",
 ]

@@ -35,6 +35,10 @@ class Limits:
 
     #: ``max_depth`` above this would let the standard decoders hit the recursion limit.
     DEPTH_CEILING = 800
+    #: Every other cap at most this (2^50, about 10^15 bytes or records: far beyond any memory).
+    #: The caps reach the core as 64-bit sizes and read calls as byte counts, so a cap of 2^64
+    #: would not fit, and one near 2^63 would overflow once a line's byte is added to it.
+    CEILING = 1 << 50
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -42,18 +46,23 @@ class Limits:
         for f in fields(cls):
             name = "MEMAUDIT_" + f.name.upper()
             raw = os.environ.get(name)
-            if raw is None:
-                continue
-            try:
-                value = int(raw)
-            except ValueError:
-                raise UsageError(f"{name}={raw!r} is not an integer") from None
-            if value < 0:
-                raise UsageError(f"{name}={raw!r} must be >= 0")
-            if f.name == "max_depth" and value > cls.DEPTH_CEILING:
-                raise UsageError(f"{name}={raw!r} must be <= {cls.DEPTH_CEILING}")
-            values[f.name] = value
+            if raw is not None:
+                values[f.name] = cls.parse_env(name, raw, cls.DEPTH_CEILING if f.name == "max_depth" else cls.CEILING)
         return cls(**values)
+
+    @staticmethod
+    def parse_env(name: str, raw: str, ceiling: int) -> int:
+        """The value of the variable ``name`` set to ``raw``: ASCII digits only, from 0 to ``ceiling``."""
+        text = raw.strip()
+        allowed = f"expected an integer from 0 to {ceiling}"
+        shown = raw if len(raw) <= 40 else f"{raw[:27]}...({len(raw)} chars)"
+        if not (text.isascii() and text.isdigit()):
+            what = "a negative number" if text[:1] == "-" and text[1:].isascii() and text[1:].isdigit() \
+                else "not an integer in ASCII digits"
+            raise UsageError(f"{name}={shown!r} is {what}; {allowed}")
+        if len(text) > 20 or int(text) > ceiling:
+            raise UsageError(f"{name}={shown!r} is too large; {allowed}")
+        return int(text)
 
 
 _NAMES = tuple("MEMAUDIT_" + f.name.upper() for f in fields(Limits))

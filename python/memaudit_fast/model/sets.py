@@ -22,7 +22,7 @@ from typing import IO, Any
 from ..errors import PackageError, UsageError
 from .artifact import REQUIRED_FILES, is_artifact_dir
 from .io import load_package, printable
-from .jsonio import OutputPath, dumps
+from .jsonio import OutputPath, dumps, path_label
 from .limits import current_limits
 from .lines import gunzip_as_it_arrives, iter_lines, iter_stream_lines
 from .package import Package, package_from_json
@@ -57,7 +57,7 @@ RawMember = tuple[str, str, Any]  # payload: str | bytes, or (path, offset, leng
 
 def _jsonl_members(path: Path, spans: bool = False) -> Iterator[RawMember]:
     limits = current_limits()
-    label = printable(path)
+    label = path_label(path)
     spans = spans and not path.name.endswith(".gz")  # offsets into the file itself
     absolute = os.path.abspath(path)  # a worker may run in another directory
     offset = 0
@@ -147,10 +147,10 @@ def _directory_members(directory: Path, skip: Collection[tuple[int, int]] = ()) 
     try:
         entries = sorted(directory.iterdir(), key=lambda p: os.fsencode(p.name))
     except OSError as exc:
-        yield (printable(directory), "error", f"cannot list the directory: {exc.strerror}")
+        yield (path_label(directory), "error", f"cannot list the directory: {exc.strerror}")
         return
     for entry in entries:
-        label = printable(entry)
+        label = path_label(entry)
         try:
             if entry.is_symlink():
                 yield (label, "error", ("not read: a symbolic link (set members are regular files and "
@@ -206,9 +206,9 @@ def iter_raw_members(paths: str | Path | Iterable[str | Path], *, spans: bool = 
                 and not any((path / name).exists() for name in REQUIRED_FILES):
             yield from _directory_members(path, skip)
         elif not path.exists() and not path.is_symlink():
-            yield (printable(path), "error", "file not found; expected a package, a .jsonl set or a directory")
+            yield (path_label(path), "error", "file not found; expected a package, a .jsonl set or a directory")
         else:
-            yield (printable(path), "path", str(path))
+            yield (path_label(path), "path", str(path))
 
 
 def parse_member(member: RawMember) -> Package:
@@ -218,7 +218,24 @@ def parse_member(member: RawMember) -> Package:
         raise PackageError(str(payload), source=label)
     if kind == "text":
         return package_from_json(payload, source=label, record="")
-    return load_package(str(payload))
+    try:
+        return load_package(str(payload))
+    except PackageError as exc:
+        shown = printable(payload)
+        if shown == label:
+            raise
+        raise _relabelled(exc, shown, label) from None
+
+
+def _relabelled(exc: PackageError, old: str, new: str) -> PackageError:
+    """``exc`` (and every defect it lists) with the source ``old`` shown as ``new``: a name that
+    holds a control character (a newline) keeps the message on one line."""
+    errors = [PackageError(e.detail, package_id=e.package_id, record=e.record, field=e.field,
+                           source=new if e.source == old else e.source) for e in exc.errors]
+    first = errors[0]
+    first.errors = errors
+    first.truncated = exc.truncated
+    return first
 
 
 def iter_set_entries(paths: str | Path | Iterable[str | Path]) -> Iterator[SetEntry]:

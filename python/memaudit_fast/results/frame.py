@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import UsageError
 from .export import read_records
-from .records import without_superseded_errors
+from .records import validate_record, without_superseded_errors
 from .table import COLUMNS, LAYOUTS, SCHEMA, _pyarrow, build_table
 
 __all__ = ["COLUMNS", "LAYOUTS", "SCHEMA", "read_results", "results_to_frame", "results_to_table",
@@ -33,7 +33,8 @@ def _as_records(results: Any) -> list[dict[str, Any]]:
         if not isinstance(item, dict):
             raise UsageError(f"results[{k}]: expected a memaudit.result/1 dict or a SolveResult, "
                              f"got {type(item).__name__}")
-        records.append(item)
+        # The checks a results file meets, so that a table never meets a field of a wrong type.
+        records.append(validate_record(item, "results", f"results[{k}]"))
     return records
 
 
@@ -62,7 +63,8 @@ def results_to_frame(results: Iterable[Any] | str | Path, *, layout: str = "long
     """A pandas DataFrame, one row per (package, budget, writer) (see the module doc).
 
     ``results``: records (dicts), :class:`~memaudit_fast.SolveResult` objects, or the path of
-    a results file. ``layout="wide"``: one row per record instead.
+    a results file; every record meets the checks of a results file (a PackageError names
+    the first one that does not). ``layout="wide"``: one row per record instead.
     """
     return table_to_frame(results_to_table(results, layout=layout))
 

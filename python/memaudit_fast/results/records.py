@@ -22,7 +22,9 @@ from typing import Any
 import orjson
 
 from ..errors import PackageError
-from ..model.jsonio import describe, loads_strict, read_text
+from ..model.jsonio import cut as shorten
+from ..model.jsonio import describe, loads_strict, path_label, read_text
+from ..model.lines import nonblank_lines
 from ..model.package import FORMAT as PACKAGE_FORMAT
 from ..solve.exact import RESULT_FORMAT
 from ..solve.exact import STATUSES as SOLVE_STATUSES
@@ -39,6 +41,9 @@ __all__ = [
 RECORD_START = b'{"format":"' + RESULT_FORMAT.encode() + b'"'
 RECORD_START_PATTERN = re.compile(rb'\{\s*"format"\s*:\s*"' + re.escape(RESULT_FORMAT.encode()) + b'"')
 
+#: The longest cause an error record holds (a package's own errors are far shorter).
+MAX_ERROR_CHARS = 2000
+
 _ENCODE_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
 
 
@@ -54,7 +59,11 @@ def error_record(
     package_id: str | None = None,
     budget: float | None = None,
 ) -> dict[str, Any]:
-    """The record of a package (or one budget of it) that could not be scored."""
+    """The record of a package (or one budget of it) that could not be scored.
+
+    A message longer than :data:`MAX_ERROR_CHARS` is cut: a cause that echoes its input (a
+    foreign exception quoting the package's text, say) never copies a package into the results.
+    """
     return {
         "format": RESULT_FORMAT,
         "package_id": package_id,
@@ -62,7 +71,7 @@ def error_record(
         "budget": None if budget is None else plain_number(budget),
         "status": "error",
         "proven_optimal": False,
-        "error": message,
+        "error": shorten(message, MAX_ERROR_CHARS),
     }
 
 
@@ -144,9 +153,8 @@ def _decode(line: bytes, source: str, number: int) -> Any:
 
 def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
     """Numbered lines of ``data`` (split at ``\\n`` only), blank ones left out."""
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if line.strip():
-            yield number, line
+    for number, line, _ in nonblank_lines(data):
+        yield number, line
 
 
 def check_record(record: Any, source: str, where: str) -> dict[str, Any]:
@@ -187,10 +195,14 @@ _INT = (_is_int, "an integer")
 _TEXT = (lambda v: isinstance(v, str), "a string")
 _BOOL = (lambda v: isinstance(v, bool), "true or false")
 _IDS = (_is_str_list, "a list of id strings")
+_OBJECT = (lambda v: isinstance(v, dict), "an object")
+# Every field a writer of records puts at the top level (batch's digests and options, sweep's
+# ablation), so that no reader meets a known field of a type it does not expect.
 _OPTIONAL = {
     "source": _TEXT, "distribution": _TEXT, "budget_frac": _NUMBER, "proven_optimal": _BOOL,
     "upper_bound": _NUMBER, "gap": _NUMBER, "cost": _NUMBER, "nodes": _INT, "seconds": _NUMBER,
     "saturation": _TEXT, "weights_rule": _TEXT, "group_capacity": _INT, "proved_by": _TEXT, "error": _TEXT,
+    "member_digest": _TEXT, "options_digest": _TEXT, "options": _OBJECT, "ablation": _OBJECT,
 }
 _BLOCKS = {
     "size": {"candidates": _INT, "groups": _INT, "units": _INT, "nonzeros": _INT},
@@ -208,7 +220,8 @@ def validate_record(record: Any, source: str, where: str) -> dict[str, Any]:
     file one of them takes the others take too. A solved record needs a ``package_id``, a
     ``status`` among :data:`STATUSES`, a ``budget`` and ``opt`` (``selected``, when given, is a
     list of ids); an ``error``
-    record needs its ``error`` text and may lack the rest (its id and budget may be null).
+    record needs its ``error`` text and may lack the rest (its id and budget may be null or
+    absent: a member that could not be parsed has no id).
     Fields a reader does not know are kept as they are.
     """
     record = check_record(record, source, where)
@@ -224,7 +237,7 @@ def validate_record(record: Any, source: str, where: str) -> dict[str, Any]:
         raise refuse("status", f"one of {', '.join(STATUSES)}")
     failed = status == "error"
     package_id = record.get("package_id")
-    if not (isinstance(package_id, str) and package_id) and not (failed and package_id is None and "package_id" in record):
+    if not (isinstance(package_id, str) and package_id) and not (failed and package_id is None):
         raise refuse("package_id", "the package's id (a non-empty string)"
                      + ("; null only in an error record" if not failed else ""))
     budget = record.get("budget")
@@ -274,7 +287,7 @@ def read_results_text(path: str | Path) -> tuple[str, str]:
         from ..model.lines import read_stdin_text
 
         return read_stdin_text(), "<stdin>"
-    return read_text(Path(path)), str(path)
+    return read_text(Path(path)), path_label(path)
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:
@@ -286,15 +299,12 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     """
     text, label = read_results_text(path)
     records: list[dict[str, Any]] = []
-    lines = text.split("\n")
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, line, last in nonblank_lines(text):
         where = f"line {number}"
         try:
             record = loads_strict(line, source=label, record=where)
         except PackageError:
-            if number == len(lines) and is_record_start(line.lstrip().encode("utf-8", "surrogatepass")):
+            if last and is_record_start(line.lstrip().encode("utf-8", "surrogatepass")):
                 raise PackageError("the last line is cut off (no line end): the file of a batch that was stopped "
                                    "while writing; run that batch again with --resume to complete it",
                                    source=label, record=where) from None
@@ -378,4 +388,4 @@ def parse_results(data: bytes, source: str) -> ResultsFile:
 
 def read_results_file(path: str | Path) -> ResultsFile:
     """:func:`parse_results` of the file at ``path``."""
-    return parse_results(Path(path).read_bytes(), str(path))
+    return parse_results(Path(path).read_bytes(), path_label(path))
