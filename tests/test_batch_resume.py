@@ -171,17 +171,49 @@ def test_one_package_as_a_line_a_json_file_and_a_json_gz_file_is_one_member(tmp_
     assert len(read(tmp_path / "out.superseded.jsonl")) == 2
 
 
+_ESCAPED = {0x22: b'\\"', 0x5C: b"\\\\", 8: b"\\b", 12: b"\\f", 10: b"\\n", 13: b"\\r", 9: b"\\t"}
+_SIMPLE = {ord("/"): 0x2F, ord("b"): 8, ord("f"): 12, ord("n"): 10, ord("r"): 13, ord("t"): 9, ord('"'): 0x22,
+           ord("\\"): 0x5C}
+
+
+def _hex4(text: bytes, k: int) -> int | None:
+    digits = text[k + 2:k + 6]
+    if text[k:k + 2] != b"\\u" or len(digits) < 4 or any(d not in b"0123456789abcdefABCDEF" for d in digits):
+        return None
+    return int(digits, 16)
+
+
+def _escape_reference(text: bytes, k: int) -> tuple[bytes, int]:
+    """The one spelling of the escape at text[k] (a backslash), and where it ends."""
+    if k + 1 >= len(text):
+        return b"\\", k + 1
+    if text[k + 1] in _SIMPLE:
+        cp, end = _SIMPLE[text[k + 1]], k + 2
+    elif (cp := _hex4(text, k)) is not None:  # type: ignore[assignment]
+        end = k + 6
+        low = _hex4(text, end) if 0xD800 <= cp < 0xDC00 else None
+        if low is not None and 0xDC00 <= low < 0xE000:
+            cp, end = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00), end + 6
+    else:
+        return text[k:k + 2], k + 2
+    if cp in _ESCAPED:
+        return _ESCAPED[cp], end
+    if cp < 0x20 or 0xD800 <= cp < 0xE000:
+        return b"\\u%04x" % cp, end
+    return chr(cp).encode("utf-8"), end
+
+
 def _compact_reference(text: bytes) -> bytes:
     out, in_string, k = bytearray(), False, 0
     while k < len(text):
         c = text[k]
+        if in_string and c == ord("\\"):
+            spelt, k = _escape_reference(text, k)
+            out += spelt
+            continue
         if in_string:
             out.append(c)
-            if c == ord("\\") and k + 1 < len(text):
-                k += 1
-                out.append(text[k])
-            elif c == ord('"'):
-                in_string = False
+            in_string = c != ord('"')
         elif c not in b" \n\r\t":
             out.append(c)
             in_string = c == ord('"')
@@ -190,9 +222,11 @@ def _compact_reference(text: bytes) -> bytes:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.binary(max_size=60) | st.lists(st.sampled_from([b" ", b"\n", b"\t", b"\r", b'"', b"\\", b"a", b"{", b":", b","]),
+@given(st.binary(max_size=60) | st.lists(st.sampled_from([b" ", b"\n", b"\t", b"\r", b'"', b"\\", b"a", b"{", b":", b",",
+                                                          b"u", b"0", b"00e9", b"d83d", b"de00", b"/", b"n"]),
                                          max_size=40).map(b"".join))
 def test_the_compact_form_drops_whitespace_between_tokens_only(text):
+    # ... and spells each escaped character one way (see _escape_reference)
     from memaudit_fast import _core
 
     assert _core.compact_json(text) == _compact_reference(text)
@@ -208,8 +242,11 @@ def test_the_compact_form_of_json_is_msgspecs(value, indent):
 
     from memaudit_fast import _core
 
+    # json.dumps escapes every non-ASCII character by default; unescaped, its strings are
+    # spelt as the compact form spells them.
     text = json.dumps(value, indent=indent).encode()
-    assert _core.compact_json(text) == msgspec.json.format(text, indent=-1)
+    plain = json.dumps(value, indent=indent, ensure_ascii=False).encode()
+    assert _core.compact_json(text) == _core.compact_json(plain) == msgspec.json.format(plain, indent=-1)
 
 
 def test_a_file_keyed_by_an_older_digest_is_refused_untouched(tmp_path, small_set, capsys):
