@@ -6,18 +6,19 @@ artifact directory layout), so that neither of them needs the other's reader.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ..errors import PackageError, UsageError
 from .artifact import REQUIRED_FILES, artifact_records, read_artifact_dir, write_artifact_files
 from .jsonio import OutputPath, dumps, read_bytes
+from .lines import path_label
 from .package import Package, package_from_json
 
 
 def printable(path: str | Path) -> str:
-    """A path as text that can always be printed (undecodable bytes of a name as ``\\xNN``)."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+    """A path as text that can always be printed on one line (undecodable bytes of a name as
+    ``\\xNN``, control characters escaped): :func:`.lines.path_label`."""
+    return path_label(path)
 
 
 def load_package(path: str | Path) -> Package:
