@@ -14,7 +14,14 @@ from ..experiments.batch_resume import format_number
 from ..experiments.batch_scoring import BATCH_ALONE_SECONDS
 from ..model.jsonio import check_output_path
 from ..progress import Progress
-from .common import EXIT_INTERNAL, add_subparser, group_capacity, name_list, number_list
+from .common import (
+    EXIT_INTERNAL,
+    WriterNames,
+    add_subparser,
+    group_capacity,
+    name_list,
+    number_list,
+)
 
 EXIT_SOME_FAILED = 3
 EXIT_INTERRUPTED = 130
@@ -41,7 +48,8 @@ def add_parser(subparsers: Any) -> None:
     group.add_argument("--budgets", type=number_list, help="absolute budgets, e.g. 2,4,8,16")
     group.add_argument("--budget-fracs", type=number_list,
                        help="budgets as fractions of each package's total candidate cost, e.g. 0.05,0.1")
-    p.add_argument("--writers", type=name_list, default=[], help="writers to score, e.g. gvt,greedy,density_only")
+    p.add_argument("--writers", type=name_list, action=WriterNames, default=[],
+                   help="writers to score, each once, e.g. gvt,greedy,density_only")
     p.add_argument("--certify", default="none", choices=["none", "auto", "highs", "gurobi"],
                    help="certify every optimum with a MILP (slow; default none)")
     p.add_argument("--time-limit", type=float, help="seconds per (package, budget) solve")

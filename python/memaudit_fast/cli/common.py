@@ -228,6 +228,24 @@ def name_list(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
+class WriterNames(argparse.Action):
+    """``--writers`` (with ``type=name_list``): the list given, refused when it names no writer
+    (``--writers ''`` ran the default list, or none at all, without a word) or one writer twice
+    (each writer is one column and one ``writers`` entry: a second would only repeat it)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        option = option_string or self.dest
+        names = list(values or [])
+        if not names:
+            parser.error(f"{option} is empty; give writer names, e.g. gvt,greedy, or leave the option out")
+        repeated = [name for name in dict.fromkeys(names) if names.count(name) > 1]
+        if repeated:
+            parser.error(f"{option} names {', '.join(repr(name) for name in repeated)} more than once; "
+                         "name each writer once")
+        setattr(namespace, self.dest, names)
+
+
 def add_quiet(p: argparse.ArgumentParser) -> None:
     """``--quiet``: no progress display and no summary lines on stderr."""
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display on stderr")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from statistics import mean
 from typing import Any
 
@@ -15,6 +15,7 @@ from ..model.package import Package
 from ..results.records import error_record, failed_package_id
 from ..solve.certify import SOLVERS, certify
 from .common import (
+    WriterNames,
     add_subparser,
     failure_text,
     group_capacity,
@@ -48,8 +49,8 @@ def add_parser(subparsers: Any) -> None:
     budgets.add_argument("--budgets", type=number_list, help="absolute budgets, e.g. 2,4,8,16")
     budgets.add_argument("--budget-fracs", type=number_list,
                          help="fractions of each package's total candidate cost, e.g. 0.02,0.05,0.1,0.2")
-    p.add_argument("--writers", type=name_list, default=list(BASELINE_WRITERS),
-                   help="comma-separated writers (default: all)")
+    p.add_argument("--writers", type=name_list, action=WriterNames, default=list(BASELINE_WRITERS),
+                   help="comma-separated writers, each once (default: all)")
     p.add_argument("--drop", type=name_list, help="candidate families to ablate, e.g. tombstone,update")
     p.add_argument("--certify", default="none", choices=["none", *SOLVERS],
                    help="certify each optimum with a MILP (default none)")
@@ -113,10 +114,6 @@ def run(args: argparse.Namespace) -> int:
         args.estimator_obj = load_estimator(args.estimator)
         if args.writers == list(BASELINE_WRITERS):
             args.writers = [*BASELINE_WRITERS, *ESTIMATED_WRITERS]
-    repeated = [w for w, k in Counter(args.writers).items() if k > 1]
-    if repeated:  # each writer is one column and one 'writers' entry: a second would only repeat it
-        raise UsageError(f"--writers names {', '.join(repr(w) for w in repeated)} more than once; "
-                         "name each writer once")
     check_writers(args.writers)
     check_certifier(args.certify)
     if args.seed < 0:
