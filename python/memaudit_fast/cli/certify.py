@@ -9,9 +9,10 @@ from typing import Any
 
 from ..errors import CertificationError, PackageError, UsageError
 from ..model.compiled import compile_package
-from ..model.jsonio import loads_strict
+from ..model.jsonio import cut, loads_strict
+from ..model.lines import nonblank_lines
 from ..model.package import Package
-from ..results.records import check_record, read_results_text
+from ..results.records import RESULT_FORMAT, is_record_start, read_results_text, validate_record
 from ..solve.certify import SOLVERS, ModelWriter, certify, not_certified, planned_stems
 from .common import add_subparser, group_capacity, print_json_line, print_table, read_entries
 
@@ -28,7 +29,8 @@ def add_parser(subparsers: Any) -> None:
         "group, within budget, value = F(selection)); log1p packages get a bracket, never an "
         f"equality. Exit code: 0 all agree, {EXIT_FAILED} some result is infeasible, disagrees "
         f"or has no package, {EXIT_UNVERIFIED} none failed but some MILP stopped at its time "
-        "limit (or some result is an error record), 2 bad input.",
+        "limit, or some record is an error record (skipped and counted: nothing to certify), 2 bad input "
+        "(a record export and report would refuse too, named by file, line and field).",
         "memaudit certify results.jsonl --package small.jsonl.gz --solver highs --json",
     )
     p.add_argument("results", metavar="RESULTS.jsonl", help="results file (- for stdin)")
@@ -47,19 +49,34 @@ def add_parser(subparsers: Any) -> None:
 
 
 def read_results(path: str) -> list[tuple[str, dict[str, Any]]]:
-    """(label, record) per non-empty line; anything but a result object is a PackageError."""
-    text, path = read_results_text(path)
+    """(label, record) per record of a results file, error records included.
+
+    Every record is checked as export and report check it (:func:`validate_record`), so a file
+    one of them takes certify takes too: a bad record is a PackageError naming the file, line
+    and field (exit 2, nothing certified). An error record (a package that could not be scored;
+    its id is null when the member could not be parsed) is kept: :func:`run` passes it over.
+    """
+    text, source = read_results_text(path)
     out = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, line, last in nonblank_lines(text):
         label = f"line {number}"
-        record = loads_strict(line, source=path, record=label)
-        record = check_record(record, path, label)
-        if not isinstance(record.get("package_id"), str):
-            raise PackageError("expected the package id as a string", source=path, record=label, field="package_id")
-        out.append((label, record))
+        try:
+            record = loads_strict(line, source=source, record=label)
+        except PackageError:
+            if last and is_record_start(line.lstrip().encode("utf-8", "surrogatepass")):
+                raise PackageError("the last line is cut off (no line end): the file of a batch that was stopped "
+                                   "while writing; run that batch again with --resume to complete it",
+                                   source=source, record=label) from None
+            raise
+        out.append((label, validate_record(record, source, label)))
+    if not out:
+        raise PackageError(f"holds no {RESULT_FORMAT} records", source=source)
     return out
+
+
+def _skipped(record: dict[str, Any]) -> dict[str, Any]:
+    """The certificate of an error record: no store was found, so there is nothing to certify."""
+    return _not_certified(f"an error record ({cut(record['error'], 200)}): nothing to certify", failed=False)
 
 
 def _not_certified(message: str, *, failed: bool) -> dict[str, Any]:
@@ -107,8 +124,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("RESULTS and --package cannot both be read from stdin")
     results = read_results(args.results)
     wanted: dict[str, list[int]] = {}
+    skipped = [k for k, (_, record) in enumerate(results) if record["status"] == "error"]
     for k, (_, record) in enumerate(results):
-        wanted.setdefault(record["package_id"], []).append(k)
+        if record["status"] != "error":
+            wanted.setdefault(record["package_id"], []).append(k)
     packages, again = read_packages(args.package, set(wanted))
     usable = {package_id: package for package_id, (_, package) in packages.items() if package_id not in again}
     writer = ModelWriter(args.write_model) if args.write_model is not None else None
@@ -120,11 +139,14 @@ def run(args: argparse.Namespace) -> int:
         if writer is not None:  # no certificate names them: a rerun must not find them in its way
             writer.remove_written()
         raise
+    certificates.update((k, _skipped(results[k][1])) for k in skipped)
     failed = unverified = 0
     rows = []
     for k, (label, record) in enumerate(results):
         cert = certificates[k]
-        if cert["agrees"] is False:
+        if record["status"] == "error":
+            pass  # counted apart
+        elif cert["agrees"] is False:
             failed += 1
         elif cert["status"] != "optimal":
             unverified += 1
@@ -134,11 +156,14 @@ def run(args: argparse.Namespace) -> int:
             rows.append(_row(label, record, cert))
     if not args.json:
         print_table(["result", "package", "budget", "claimed", "milp", "status", "agrees", "issues"], rows)
-        print(f"{len(results)} results: {len(results) - failed - unverified} certified, "
-              f"{failed} failed, {unverified} unverified", file=sys.stderr)
+        print(f"{len(results) - len(skipped)} results: {len(results) - len(skipped) - failed - unverified} "
+              f"certified, {failed} failed, {unverified} unverified", file=sys.stderr)
+    if skipped:
+        print(f"{len(skipped)} error record{'s' if len(skipped) != 1 else ''} skipped (a package that could not "
+              "be scored: nothing to certify)", file=sys.stderr)
     if failed:
         return EXIT_FAILED
-    return EXIT_UNVERIFIED if unverified else 0
+    return EXIT_UNVERIFIED if unverified or skipped else 0
 
 
 def _planned_stems(packages: dict[str, Package], wanted: dict[str, list[int]],
@@ -185,5 +210,10 @@ def _row(label: str, record: dict[str, Any], cert: dict[str, Any]) -> list[Any]:
     else:
         milp = cert.get("value")
     agrees = {True: "yes", False: "NO", None: "-"}[cert["agrees"]]
-    return [label, record["package_id"], record.get("budget"), record.get("opt"), "" if milp is None else milp,
+    return [label, _cell(record.get("package_id")), _cell(record.get("budget")), _cell(record.get("opt")),
+            "" if milp is None else milp,
             cert["status"], agrees, "; ".join(cert.get("issues") or [])]
+
+
+def _cell(value: Any) -> Any:
+    return "-" if value is None else value  # an error record's id and budget may be null
