@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import MemauditError, PackageError, UsageError
+from ..model.compiled import CompiledPackage, compile_package
 from ..model.estimates import with_group_capacity
 from ..model.package import Package
 from ..results.records import error_record, failed_package_id
-from ..solve.certify import SOLVERS, certify_results
+from ..solve.certify import SOLVERS, budget_stems, certify_results
 from ..solve.exact import (
     DEFAULT_HANDOFF_AFTER,
     FINISHERS,
@@ -25,6 +26,7 @@ from ..solve.exact import (
     format_progress,
     solve,
 )
+from ..solve.model_files import ModelWriter
 from .common import (
     add_subparser,
     failure_text,
@@ -160,34 +162,69 @@ def budgets_for(package: Package, args: argparse.Namespace) -> list[float] | Non
     return None
 
 
-def solve_package(package: Package, args: argparse.Namespace,
-                  log: SolveLog | None = None) -> tuple[list[SolveResult], list[dict[str, Any]]]:
+def solve_package(package: Package, args: argparse.Namespace, log: SolveLog | None = None,
+                  writer: ModelWriter | None = None) -> tuple[list[SolveResult], list[dict[str, Any]]]:
+    """Solve (and certify) one package. ``writer`` is the run's ``--write-model`` directory:
+    this package's model names are checked in it before anything is solved."""
     if log is None:
         log = SolveLog(verbose=args.verbose, notice=False)
     package = with_group_capacity(package, args.group_capacity)
-    results = solve(package, budgets=budgets_for(package, args), time_limit=args.time_limit,
+    budgets = budgets_for(package, args)
+    compiled = compile_package(package)
+    if writer is not None and args.certify != "none":
+        check_model_names(writer, compiled, package.budgets if budgets is None else budgets)
+    results = solve(compiled, budgets=budgets, time_limit=args.time_limit,
                     node_limit=args.node_limit, log=log, finish=None if args.finish == "none" else args.finish,
                     handoff_after=args.handoff_after)
     if args.certify != "none":
-        records: list[dict[str, Any]] = []
-        stopped = False
-        for result in results:
-            if not stopped:
-                try:
-                    records += certify_results(package, [result], args.certify, time_limit=args.time_limit,
-                                               write_model=args.write_model)
-                    continue
-                except KeyboardInterrupt:
-                    # Ctrl-C or SIGTERM while a MILP certifies: the solves are kept and printed,
-                    # the certificates not made say so, and the command ends as interrupted.
-                    stopped = True
-            records.append(_not_certified(result, args.certify))
+        records = _certified_records(compiled, results, args, writer)
     else:
         records = [r.to_record() for r in results]
     if args.budget_fracs:
         for record, frac in zip(records, args.budget_fracs):
             record["budget_frac"] = float(frac)
     return results, records
+
+
+def _certified_records(compiled: CompiledPackage, results: list[SolveResult], args: argparse.Namespace,
+                       writer: ModelWriter | None) -> list[dict[str, Any]]:
+    """The records of one package's results, each with its certificate. A package that fails
+    here takes its models away (its records are never printed, so nothing names them)."""
+    records: list[dict[str, Any]] = []
+    stopped = False
+    written = len(writer.written) if writer is not None else 0
+    try:
+        for result in results:
+            if not stopped:
+                try:
+                    records += certify_results(compiled, [result], args.certify, time_limit=args.time_limit,
+                                               write_model=writer)
+                    continue
+                except KeyboardInterrupt:
+                    # Ctrl-C or SIGTERM while a MILP certifies: the solves are kept and printed,
+                    # the certificates not made say so, and the command ends as interrupted.
+                    stopped = True
+                    if writer is not None:  # a model cut off between its files: no certificate names it
+                        writer.remove_unfinished()
+            records.append(_not_certified(result, args.certify))
+    except BaseException:
+        if writer is not None:
+            writer.remove_since(written)
+        raise
+    return records
+
+
+def check_model_names(writer: ModelWriter, compiled: CompiledPackage, budgets: list[float]) -> None:
+    """Refuse (UsageError) a package whose models cannot all be written: a name there already,
+    or one an earlier package of this run took (its id held twice: its file would be named
+    in this package's certificate)."""
+    stems = budget_stems(compiled, budgets)
+    taken = [stem for stem in dict.fromkeys(stems) if stem in writer.entries]
+    if taken:
+        raise UsageError(f"--write-model {writer.directory}: package {compiled.package_id!r} needs the model "
+                         f"{taken[0]}, which an earlier package of this run wrote (a package id given twice?); "
+                         "nothing was written; give each package id once, or leave --write-model out")
+    writer.check(stems)
 
 
 def _not_certified(result: SolveResult, solver: str) -> dict[str, Any]:
@@ -207,15 +244,28 @@ def run(args: argparse.Namespace) -> int:
     if not args.handoff_after >= 0:
         raise UsageError(f"--handoff-after must be >= 0, got {args.handoff_after}")
     check_certifier(args.certify)
+    # One directory for the run: every package's names are checked before it is solved, and
+    # a run that fails takes away the models it wrote (all or nothing, as certify's run).
+    writer = ModelWriter(args.write_model) if args.write_model is not None else None
+    if writer is not None:
+        writer.check([])  # the directory itself, before anything is solved
     log = SolveLog(verbose=args.verbose, notice=args.time_limit is None)  # one notice per command
     try:
         with sigterm_as_interrupt():
-            return _run(args, log)
+            return _run(args, log, writer)
+    except KeyboardInterrupt:
+        if writer is not None:  # what finished is kept; a model cut off is not
+            writer.remove_unfinished()
+        raise
+    except BaseException:
+        if writer is not None:
+            writer.remove_written()
+        raise
     finally:
         log.close()
 
 
-def _run(args: argparse.Namespace, log: SolveLog) -> int:
+def _run(args: argparse.Namespace, log: SolveLog, writer: ModelWriter | None = None) -> int:
     failures = solved = disagree = uncertified = 0
     rows: list[list[Any]] = []
     interrupted = False
@@ -224,7 +274,7 @@ def _run(args: argparse.Namespace, log: SolveLog) -> int:
             if entry.error is not None:
                 raise entry.error
             assert entry.package is not None
-            results, records = solve_package(entry.package, args, log)
+            results, records = solve_package(entry.package, args, log, writer)
         except UsageError:
             raise
         except MemauditError as exc:

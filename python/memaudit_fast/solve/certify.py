@@ -184,19 +184,27 @@ def model_stems(package: Package | CompiledPackage | dict[str, Any] | str | Path
     before it writes any."""
     c = compile_package(package)
     claim = claim_of(result)
-    return _stems(c, claim, _capacity(claim, group_capacity))
+    return _stems(c, claim.budget, _capacity(claim, group_capacity))
+
+
+def budget_stems(package: Package | CompiledPackage, budgets: Iterable[float]) -> list[str]:
+    """The file stems :func:`certify` gives the MILPs of ``package``'s results at ``budgets``
+    (results that state the package's own group capacity, as a solve of it gives), known
+    before anything is solved: a run over several packages checks each one's names first."""
+    c = compile_package(package)
+    return [stem for budget in budgets for stem in _stems(c, check_budget(budget), None)]
 
 
 def _capacity(claim: Claim, group_capacity: int | None) -> int | None:
     return claim.group_capacity if claim.group_capacity is not None else group_capacity
 
 
-def _stems(c: CompiledPackage, claim: Claim, k: int | None) -> list[str]:
+def _stems(c: CompiledPackage, budget: float, k: int | None) -> list[str]:
     exact = not any(s.name == "log1p" for s in c.saturations)
     suffixes = [""] if exact else ["__inner", "__outer"]
     # A group capacity other than the package's own is another MILP: another name.
     capacity = f"__K{k}" if k is not None and k != c.group_capacity else ""
-    return [bounded_model_stem(c.package_id, claim.budget, capacity + suffix) for suffix in suffixes]
+    return [bounded_model_stem(c.package_id, budget, capacity + suffix) for suffix in suffixes]
 
 
 def _exact_store_value(c: CompiledPackage, store: tuple[int, ...] | None, budget: float) -> float | None:
@@ -303,7 +311,7 @@ def certify(
     if claim.package_id is not None and claim.package_id != c.package_id:
         raise CertificationError(f"the result is for package {claim.package_id!r}, not {c.package_id!r}")
     k = _capacity(claim, group_capacity)
-    stems = _stems(c, claim, k)
+    stems = _stems(c, claim.budget, k)
     if k is not None and k != c.group_capacity:
         c = compile_package(with_group_capacity(c.package, k))
     budget = claim.budget

@@ -136,6 +136,27 @@ class ModelWriter:
                              "nothing was written") from None
         self.made += reversed(missing)
 
+    def remove_unfinished(self) -> None:
+        """Remove the files of a model whose writing was stopped part way (Ctrl-C between its
+        files): no certificate names them. The models written whole are kept."""
+        whole = {path for entry in self.entries.values() for path in _paths(entry)}
+        self._remove([p for p in self.written if p not in whole])
+
+    def remove_since(self, count: int) -> None:
+        """Remove the files written after the first ``count`` of the run (the models of a
+        package that failed: no certificate names them); the earlier ones are kept."""
+        self._remove(self.written[count:])
+
+    def _remove(self, paths: list[Path]) -> None:
+        gone = set(paths)
+        for path in paths:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+        self.written = [p for p in self.written if p not in gone]
+        self.entries = {stem: entry for stem, entry in self.entries.items() if gone.isdisjoint(_paths(entry))}
+
     def remove_written(self) -> None:
         """Remove the files this run wrote, and the directories it made if they are empty."""
         for path in reversed(self.written):
@@ -151,6 +172,10 @@ class ModelWriter:
             except OSError:
                 break
         self.made.clear()
+
+
+def _paths(entry: dict[str, Any]) -> list[Path]:
+    return [Path(item["path"]) for item in [*entry["files"], entry["columns"]]]
 
 
 def _check_complete(path: Path, fmt: str) -> None:
