@@ -35,6 +35,7 @@ def results(tmp_path: Path, *records: dict[str, Any]) -> Path:
 @pytest.mark.parametrize(("field", "value"), [
     ("member_digest", []), ("member_digest", {}), ("options_digest", [1]), ("options_digest", 5),
     ("options", "x"), ("options", []), ("ablation", 3),
+    ("group_capacity", 0), ("group_capacity", -2), ("budget", 2**60),
 ])
 def test_known_field_of_wrong_type_is_refused_alike(tmp_path, capsys, field, value):
     path = results(tmp_path, {**SOLVED, field: value})

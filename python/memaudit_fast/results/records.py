@@ -22,8 +22,8 @@ from typing import Any
 import orjson
 
 from ..errors import PackageError
+from ..model.jsonio import MAX_EXACT_INT, describe, loads_strict, path_label, read_text
 from ..model.jsonio import cut as shorten
-from ..model.jsonio import describe, loads_strict, path_label, read_text
 from ..model.lines import nonblank_lines
 from ..model.package import FORMAT as PACKAGE_FORMAT
 from ..solve.exact import RESULT_FORMAT
@@ -196,12 +196,13 @@ _TEXT = (lambda v: isinstance(v, str), "a string")
 _BOOL = (lambda v: isinstance(v, bool), "true or false")
 _IDS = (_is_str_list, "a list of id strings")
 _OBJECT = (lambda v: isinstance(v, dict), "an object")
+_CAPACITY = (lambda v: _is_int(v) and 1 <= v <= MAX_EXACT_INT, "an integer from 1 to 2^53")
 # Every field a writer of records puts at the top level (batch's digests and options, sweep's
 # ablation), so that no reader meets a known field of a type it does not expect.
 _OPTIONAL = {
     "source": _TEXT, "distribution": _TEXT, "budget_frac": _NUMBER, "proven_optimal": _BOOL,
     "upper_bound": _NUMBER, "gap": _NUMBER, "cost": _NUMBER, "nodes": _INT, "seconds": _NUMBER,
-    "saturation": _TEXT, "weights_rule": _TEXT, "group_capacity": _INT, "proved_by": _TEXT, "error": _TEXT,
+    "saturation": _TEXT, "weights_rule": _TEXT, "group_capacity": _CAPACITY, "proved_by": _TEXT, "error": _TEXT,
     "member_digest": _TEXT, "options_digest": _TEXT, "options": _OBJECT, "ablation": _OBJECT,
 }
 _BLOCKS = {
@@ -241,8 +242,11 @@ def validate_record(record: Any, source: str, where: str) -> dict[str, Any]:
         raise refuse("package_id", "the package's id (a non-empty string)"
                      + ("; null only in an error record" if not failed else ""))
     budget = record.get("budget")
-    if not (_is_number(budget) and budget >= 0) and not (failed and budget is None):
-        raise refuse("budget", "a number >= 0" + ("" if failed else " (null only in an error record)"))
+    # (as the readers take budgets: an integer past 2^53 is not one a double holds)
+    exact = not isinstance(budget, int) or abs(budget) <= MAX_EXACT_INT
+    if not (_is_number(budget) and budget >= 0 and exact) and not (failed and budget is None):
+        raise refuse("budget", "a number >= 0, an integer at most 2^53"
+                     + ("" if failed else " (null only in an error record)"))
     if failed:
         if not isinstance(record.get("error"), str):
             raise refuse("error", "the cause of the failure (a string)")
