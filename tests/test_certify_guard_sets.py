@@ -70,22 +70,29 @@ def test_a_valid_set_still_certifies(tmp_path, capsys):
     assert "2 results: 2 certified, 0 failed, 0 unverified" in capsys.readouterr().err
 
 
-def _uncertifiable() -> dict:
-    # A result whose own group_capacity is not a capacity: no MILP is built for it.
-    return {**solve(_package(), 4).to_record(), "group_capacity": 0}
+def test_certify_and_solve_certify_agree_on_agrees_when_no_value_was_obtained(tmp_path, capsys, monkeypatch):
+    # HiGHS stops at its time limit without a store: no MILP value, so nothing agrees or not.
+    from memaudit_fast.solve.backends import MilpOutcome
 
-
-def test_certify_and_solve_certify_agree_on_agrees_when_no_value_was_obtained(tmp_path, capsys):
-    record = _uncertifiable()
+    monkeypatch.setattr(certify_module, "solve_highs",
+                        lambda model, **kwargs: MilpOutcome("highs", "x", "time_limit", None, None, None, 0, 0.0))
+    record = solve(_package(), 4).to_record()
     pkg_path = tmp_path / "p.json"
     pkg_path.write_text(GOOD, encoding="utf-8")
     assert main(["certify", _results(tmp_path, [record]), "--package", str(pkg_path), "--solver", "highs",
                  "--json"]) == 3
     from_cli = json.loads(capsys.readouterr().out)["certificate"]
     (from_api,) = certify_module.certify_results(_package(), [record], "highs")
-    assert from_cli["status"] == from_api["certificate"]["status"] == "not_certified"
+    assert from_cli["status"] == from_api["certificate"]["status"]
     assert from_cli["agrees"] is None and from_api["certificate"]["agrees"] is None
-    assert "group_capacity" in from_cli["issues"][0]
+
+
+def test_a_result_whose_group_capacity_is_not_one_is_refused_as_it_is_read(tmp_path, capsys):
+    record = {**solve(_package(), 4).to_record(), "group_capacity": 0}
+    pkg_path = tmp_path / "p.json"
+    pkg_path.write_text(GOOD, encoding="utf-8")
+    assert main(["certify", _results(tmp_path, [record]), "--package", str(pkg_path), "--solver", "highs"]) == 2
+    assert "field 'group_capacity'" in capsys.readouterr().err
 
 
 def test_a_missing_package_is_still_a_failure(tmp_path, capsys):

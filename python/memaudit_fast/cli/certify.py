@@ -7,12 +7,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import CertificationError, PackageError, UsageError
+from ..errors import CertificationError, UsageError
 from ..model.compiled import compile_package
-from ..model.jsonio import cut, loads_strict
-from ..model.lines import nonblank_lines
+from ..model.jsonio import cut
 from ..model.package import Package
-from ..results.records import RESULT_FORMAT, is_record_start, read_results_text, validate_record
+from ..results.records import read_labelled_records
 from ..solve.certify import SOLVERS, ModelWriter, certify, not_certified, planned_stems
 from .common import add_subparser, group_capacity, print_json_line, print_table, read_entries
 
@@ -56,22 +55,7 @@ def read_results(path: str) -> list[tuple[str, dict[str, Any]]]:
     and field (exit 2, nothing certified). An error record (a package that could not be scored;
     its id is null when the member could not be parsed) is kept: :func:`run` passes it over.
     """
-    text, source = read_results_text(path)
-    out = []
-    for number, line, last in nonblank_lines(text):
-        label = f"line {number}"
-        try:
-            record = loads_strict(line, source=source, record=label)
-        except PackageError:
-            if last and is_record_start(line.lstrip().encode("utf-8", "surrogatepass")):
-                raise PackageError("the last line is cut off (no line end): the file of a batch that was stopped "
-                                   "while writing; run that batch again with --resume to complete it",
-                                   source=source, record=label) from None
-            raise
-        out.append((label, validate_record(record, source, label)))
-    if not out:
-        raise PackageError(f"holds no {RESULT_FORMAT} records", source=source)
-    return out
+    return read_labelled_records(path)
 
 
 def _skipped(record: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from ..solve.exact import STATUSES as SOLVE_STATUSES
 
 __all__ = [
     "PACKAGE_FORMAT", "RECORD_START", "RECORD_START_PATTERN", "RESULT_FORMAT", "STATUSES", "ResultsFile", "check_record", "encode_record",
-    "encode_records", "encode_records_with", "error_record", "parse_results", "plain_number", "read_records", "read_results_file",
+    "encode_records", "encode_records_with", "error_record", "parse_results", "plain_number", "read_labelled_records", "read_records", "read_results_file",
     "read_results_text", "solved_record", "validate_record",
 ]
 
@@ -301,8 +301,13 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     PackageError (exit code 2) at the first line that is not a result record, and when the file
     holds no record at all.
     """
+    return [record for _, record in read_labelled_records(path)]
+
+
+def read_labelled_records(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
+    """:func:`read_records` with the place of each record (``line N``), for messages."""
     text, label = read_results_text(path)
-    records: list[dict[str, Any]] = []
+    records: list[tuple[str, dict[str, Any]]] = []
     for number, line, last in nonblank_lines(text):
         where = f"line {number}"
         try:
@@ -315,7 +320,7 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
             if not records:
                 _refuse_whole_document(text, label)
             raise
-        records.append(validate_record(record, label, where))
+        records.append((where, validate_record(record, label, where)))
     if not records:
         raise PackageError(f"holds no {RESULT_FORMAT} records", source=label)
     return records
