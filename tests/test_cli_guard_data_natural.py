@@ -9,18 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memaudit_fast.cli.main import main
 from memaudit_fast.writers.sample import mini_locomo
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(argv)
-    return code, capsys.readouterr().err
-
-
-def snapshot(root: Path) -> dict[str, bytes | None]:
-    """Every entry under ``root`` (hidden temporary files too), with the bytes of files."""
-    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in sorted(root.rglob("*"))}
+from oracles.cli_runs import run, snapshot
 
 
 def conversations(*ids: str) -> list[dict]:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from memaudit_fast.cli.main import main
 from memaudit_fast.errors import UsageError
 from memaudit_fast.experiments.reproduce import (
     OUTPUT_NAMES,
@@ -18,16 +17,7 @@ from memaudit_fast.experiments.reproduce import (
     write_outputs,
 )
 from memaudit_fast.writers.sample import mini_locomo
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(argv)
-    return code, capsys.readouterr().err
-
-
-def snapshot(root: Path) -> dict[str, bytes | None]:
-    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in sorted(root.rglob("*"))}
-
+from oracles.cli_runs import run, snapshot
 
 QUICK = ["reproduce", "--quick", "--no-print", "--quiet", "--seeds", "1", "--distributions", "base"]
 

@@ -12,15 +12,7 @@ pytest.importorskip("faiss")
 
 from memaudit_fast.cli.main import main
 from memaudit_fast.writers.sample import mini_locomo
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(argv)
-    return code, capsys.readouterr().err
-
-
-def snapshot(root: Path) -> dict[str, bytes | None]:
-    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in sorted(root.rglob("*"))}
+from oracles.cli_runs import run, snapshot
 
 
 @pytest.fixture

@@ -15,15 +15,7 @@ from memaudit_fast.model.io import save_package
 from memaudit_fast.model.package import Package
 from memaudit_fast.model.sets import write_package_set
 from memaudit_fast.suites.small import generate_package, generate_set
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(argv)
-    return code, capsys.readouterr().err
-
-
-def snapshot(root: Path) -> dict[str, bytes | None]:
-    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in sorted(root.rglob("*"))}
+from oracles.cli_runs import run, snapshot
 
 
 @pytest.fixture

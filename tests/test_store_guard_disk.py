@@ -4,7 +4,6 @@ exit 2, and nothing left behind: no half store, no OUT directory made by the fai
 from __future__ import annotations
 
 import errno
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -18,20 +17,11 @@ import faiss
 import memaudit_fast.writers.index as index_module
 from memaudit_fast.cli.main import main
 from memaudit_fast.writers.errors import sqlite_os_error
-from memaudit_fast.writers.sample import mini_locomo
 from memaudit_fast.writers.store import DATABASE
+from oracles.cli_runs import locomo
 
 REAL_CONNECT = sqlite3.connect
 
-
-def locomo(path: Path, *sample_ids: str) -> Path:
-    convs = []
-    for sid in sample_ids:
-        conv = mini_locomo()
-        conv["sample_id"] = sid
-        convs.append(conv)
-    path.write_text(json.dumps(convs))
-    return path
 
 
 def write(writer: str, src: Path, out: Path, *extra: str) -> int:

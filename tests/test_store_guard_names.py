@@ -12,18 +12,8 @@ import pytest
 pytest.importorskip("faiss")
 
 from memaudit_fast.cli.main import main
-from memaudit_fast.writers.sample import mini_locomo
 from memaudit_fast.writers.store import MANIFEST, store_dir_name
-
-
-def locomo(path: Path, *sample_ids: str) -> Path:
-    convs = []
-    for sid in sample_ids:
-        conv = mini_locomo()
-        conv["sample_id"] = sid
-        convs.append(conv)
-    path.write_text(json.dumps(convs))
-    return path
+from oracles.cli_runs import locomo
 
 
 def write(src: Path, out: Path, *extra: str) -> int:
