@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 FORMAT = "memaudit.package/1"
-RESULT_FORMAT = "memaudit.result/1"  # a result record's (named here so readers can tell one)
+#: The format of result records (solve writes them; results.records reads them; named here so
+#: the package readers can tell one where a package was expected).
+RESULT_FORMAT = "memaudit.result/1"
 SATURATIONS = ("cap1", "linear", "log1p")
 #: At most this many errors are reported for one package.
 MAX_ERRORS = 50

@@ -72,8 +72,6 @@ __all__ = ["DEFAULT_FINISH", "FINISHERS", "RESULT_FORMAT", "STATUSES", "CancelTo
 #: The largest node limit the core counts to (a signed 64-bit count).
 MAX_NODE_LIMIT = 2**63 - 1
 
-#: The format of result records (re-exported by ``results.records``, which reads and writes them).
-
 #: Every status a result can carry (``error`` is used only by batch records).
 STATUSES = ("optimal", "time_limit", "node_limit", "interrupted")
 
