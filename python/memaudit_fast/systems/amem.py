@@ -149,6 +149,42 @@ def _count(reader: RecordReader, rec: dict[str, Any], key: str, where: str) -> i
     return reader.integer(rec, key, where)
 
 
+def _json_text(reader: RecordReader, raw: str, where: str, key: str, expected: str) -> Any:
+    """The value a Chroma JSON-text field holds, read as strictly as the export itself: a lone
+    surrogate escape, NaN or a repeated key is refused naming the note and the field."""
+    from ..model.jsonio import find_defects
+
+    try:
+        value = json.loads(raw, parse_constant=lambda name: _NOT_JSON)
+    except (json.JSONDecodeError, RecursionError):
+        reader.fail(f"found {describe(raw)}, expected {expected}", record=where, fld=key)
+    if _contains(value, _NOT_JSON):
+        reader.fail(f"found {describe(raw)}, expected {expected} (NaN and Infinity are not JSON)",
+                    record=where, fld=key)
+    defects = find_defects(value, limit=1)
+    if defects:
+        path, problem = defects[0]
+        inner = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+        reader.fail(f"{problem} (in the field's JSON text)", record=where, fld=f"{key}{inner}")
+    return value
+
+
+_NOT_JSON = object()
+
+
+def _contains(value: Any, marker: object) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if item is marker:
+            return True
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return False
+
+
 def _json_list(reader: RecordReader, rec: dict[str, Any], key: str, where: str) -> list[Any]:
     """A list, or its JSON text (Chroma metadata holds lists as JSON text)."""
     raw = rec.get(key)
@@ -156,10 +192,7 @@ def _json_list(reader: RecordReader, rec: dict[str, Any], key: str, where: str) 
         return []
     value = raw
     if isinstance(raw, str):
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = None
+        value = _json_text(reader, raw, where, key, "a list (or its JSON text)")
     if not isinstance(value, list):
         reader.fail(f"found {describe(raw)}, expected a list (or its JSON text)", record=where, fld=key)
     return list(value)
@@ -169,11 +202,7 @@ def _string_list(reader: RecordReader, rec: dict[str, Any], key: str, where: str
     value = rec.get(key)
     if isinstance(value, str):
         # Chroma metadata holds lists as JSON text.
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            reader.fail(f"found {describe(value)}, expected a list of strings (or its JSON text)",
-                        record=where, fld=key)
+        value = _json_text(reader, value, where, key, "a list of strings (or its JSON text)")
         rec = {key: value}
     return reader.string_list(rec, key, where)
 
@@ -181,10 +210,7 @@ def _string_list(reader: RecordReader, rec: dict[str, Any], key: str, where: str
 def _links(reader: RecordReader, rec: dict[str, Any], where: str) -> list[str]:
     value = rec.get("links")
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            reader.fail(f"found {describe(value)}, expected a list of note ids", record=where, fld="links")
+        value = _json_text(reader, value, where, "links", "a list of note ids (or its JSON text)")
     if value is None:
         return []
     if isinstance(value, dict):  # early releases kept {note_id: strength}

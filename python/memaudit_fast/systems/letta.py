@@ -95,15 +95,15 @@ def read_letta(
         )
     reader = RecordReader(source_name(path), "letta")
     blocks, block_field = _find_blocks(data, reader)
-    raw_passages: list[tuple[str, Any]] = []
+    # Each passage with the reader of the file it came from: a defect is blamed on that file.
+    raw_passages: list[tuple[RecordReader, str, Any]] = []
     if "passages" in data and data["passages"] is not None:
         if not isinstance(data["passages"], list):
             reader.fail(f"found {describe(data['passages'])}, expected a list of passages", fld="passages")
-        raw_passages = [(f"passages[{i}]", p) for i, p in enumerate(data["passages"])]
-    passage_source = source_name(path)
+        raw_passages = [(reader, f"passages[{i}]", p) for i, p in enumerate(data["passages"])]
     if passages is not None:
-        raw_passages.extend(load_records(Path(passages), "letta passages"))
-        passage_source = source_name(passages)
+        separate = RecordReader(source_name(passages), "letta")
+        raw_passages.extend((separate, where, p) for where, p in load_records(Path(passages), "letta passages"))
     if blocks is None and not raw_passages:
         reader.fail("found neither 'blocks' nor 'passages'; expected at least one of them")
 
@@ -151,9 +151,8 @@ def read_letta(
         have = ", ".join(repr(label) for label in block_labels) or "none"
         raise UsageError(f"--labels {missing}: no block of {path} has such a label (its labels: {have})")
 
-    preader = RecordReader(passage_source, "letta")
     n_deleted = 0
-    for j, (where, raw) in enumerate(raw_passages):
+    for j, (preader, where, raw) in enumerate(raw_passages):
         rec = preader.obj(raw, where)
         text = preader.string(rec, "text", where)
         assert text is not None

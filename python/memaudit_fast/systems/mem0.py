@@ -23,7 +23,8 @@ Mem0 logs an ``ADD`` row for every memory it creates. An ``UPDATE`` or ``DELETE`
 memory that no ``ADD`` row of the history created (and that ``get_all`` does not list) comes
 from an incomplete history or another store's: it is refused, naming the row and the id. So
 is a change that comes, in time order, before the ``ADD`` of its memory (naming both rows):
-replayed, it would leave the older text active; the rows are not reordered to hide it. A
+replayed, it would leave the older text active; the rows are not reordered to hide it. So are
+a second ``ADD`` of one id and any row of a memory after its ``DELETE`` (naming both rows). A
 memory ``get_all`` lists that the history deleted (the two taken at different moments) is kept
 as exported and said in the export's notices.
 """
@@ -38,6 +39,7 @@ from typing import Any
 from ..errors import PackageError
 from ..model.jsonio import describe
 from .records import (
+    JSONL_NAMES,
     SQLITE_MAGIC,
     ExportedMemory,
     RecordReader,
@@ -93,6 +95,7 @@ def read_mem0(export: str | Path | None, *, history: str | Path | None = None) -
     rows = _read_history(Path(history)) if history is not None else []
     _check_known(rows, items, source_name(history) if history is not None else "")
     _check_added_first(rows, source_name(history) if history is not None else "")
+    _check_lifecycle(rows, source_name(history) if history is not None else "")
 
     memories: list[ExportedMemory] = []
     if items is not None:
@@ -190,6 +193,39 @@ def _check_added_first(rows: list[HistoryRow], source: str) -> None:
         )
 
 
+def _check_lifecycle(rows: list[HistoryRow], source: str) -> None:
+    """In replay order, a memory is added once and never changed after its DELETE.
+
+    Mem0 gives every memory it creates a fresh id, and a deleted memory is gone: a second ADD,
+    or an UPDATE or DELETE after the DELETE, would be replayed as a resurrected or twice
+    deleted memory. Such a history is not Mem0's own; both rows are named.
+    """
+    added: dict[str, HistoryRow] = {}
+    deleted: dict[str, HistoryRow] = {}
+    reader = RecordReader(source, "mem0 history")
+    for row in rows:
+        gone = deleted.get(row.memory_id)
+        if gone is not None:
+            reader.fail(
+                f"found {row.event} of memory id {row.memory_id!r} after its DELETE ({gone.where}); Mem0 "
+                f"neither changes nor re-adds a deleted memory: remove one of these two rows ({row.where} or "
+                f"{gone.where}) or fix its time",
+                record=row.where, fld="event",
+            )
+        if row.event == "ADD":
+            first = added.get(row.memory_id)
+            if first is not None:
+                reader.fail(
+                    f"found a second ADD of memory id {row.memory_id!r} (first at {first.where}); Mem0 adds "
+                    f"a memory once, under a fresh id: remove one of these two rows ({row.where} or "
+                    f"{first.where})",
+                    record=row.where, fld="event",
+                )
+            added[row.memory_id] = row
+        elif row.event == "DELETE":
+            deleted[row.memory_id] = row
+
+
 def _with_position(m: ExportedMemory, position: int) -> ExportedMemory:
     return ExportedMemory(
         m.memory_id, m.text, m.kind, m.status, m.time, m.time_key, position, m.source_turns, m.extra
@@ -207,7 +243,7 @@ def _is_history(path: Path) -> bool:
     elif not path.is_file():
         return False
     try:
-        records = load_records(path, "mem0") if is_stdin(path) or path.name.endswith(".jsonl") else None
+        records = load_records(path, "mem0") if is_stdin(path) or path.name.endswith(JSONL_NAMES) else None
         if records is None:
             data = load_json_file(path, "mem0")
             first = data[0] if isinstance(data, list) and data else None

@@ -144,7 +144,8 @@ class RecordReader:
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value)
         if not isinstance(value, str) or not value.strip():
-            self.fail(f"found {describe(value)}, expected a non-empty string id", record=where, fld=key)
+            self.fail(f"found {describe(value)}, expected a non-empty string id (or an integer, which "
+                      "some stores number their records with)", record=where, fld=key)
         return value  # type: ignore[no-any-return]
 
     def string_list(self, rec: dict[str, Any], key: str, where: str) -> list[str]:
@@ -263,6 +264,10 @@ def parse_time(text: str, *, compact: bool = False) -> float | None:
     return stamp.timestamp()
 
 
+#: File names read as JSONL (the gzip one decompressed, as standard input is).
+JSONL_NAMES = (".jsonl", ".jsonl.gz")
+#: What JSON counts as white space (``str.strip`` alone would take U+2028 for it too).
+JSON_SPACE = " \t\r\n"
 #: The name that means standard input wherever an importer takes one file.
 STDIN = "-"
 #: How standard input is named in messages.
@@ -338,14 +343,21 @@ def stdin_jsonl_lines(text: str) -> list[str] | None:
     value), else ``None`` (one JSON document, perhaps pretty-printed)."""
     from ..model.jsonio import loads_strict
 
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line for line in jsonl_lines(text) if line.strip(JSON_SPACE)]
     if len(lines) < 2:
         return None
     try:
         loads_strict(lines[0], source=STDIN_NAME)
     except PackageError:
         return None  # the first line of a pretty-printed document
-    return text.splitlines()
+    return jsonl_lines(text)
+
+
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of JSONL text, split at ``\n`` only: U+2028, U+0085 and the other breaks
+    ``str.splitlines`` knows may stand raw inside a JSON string (a ``\r`` before the ``\n``
+    is JSON whitespace)."""
+    return text.split("\n")
 
 
 def load_json_file(path: Path, system: str) -> Any:
@@ -361,28 +373,25 @@ def load_json_file(path: Path, system: str) -> Any:
 
 def iter_json_lines(path: Path, system: str) -> Iterator[tuple[str, Any]]:
     """``(where, value)`` for each non-blank line of a JSONL file (or ``-``), parsed strictly."""
-    from ..model.jsonio import loads_strict
+    from ..model.jsonio import loads_strict, read_text
 
     if is_stdin(path):
-        lines = stdin_text(system).splitlines()
+        lines = jsonl_lines(stdin_text(system))
     elif not path.is_file():
         raise PackageError(f"file not found; expected a {system} export", source=str(path))
     else:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError as exc:
-            raise PackageError(f"not UTF-8 text (byte {exc.start})", source=str(path)) from None
+        lines = jsonl_lines(read_text(path))  # gzip when named .gz, as stdin is read
     for number, line in enumerate(lines, start=1):
-        if line.strip():
+        if line.strip(JSON_SPACE):
             where = f"line {number}"
             yield where, loads_strict(line, source=source_name(path), record=where)
 
 
 def is_jsonl(path: Path, system: str) -> bool:
-    """Whether records are read by line: a ``.jsonl`` name, or stdin holding JSONL."""
+    """Whether records are read by line: a ``.jsonl`` (or ``.jsonl.gz``) name, or stdin holding JSONL."""
     if is_stdin(path):
         return stdin_jsonl_lines(stdin_text(system)) is not None
-    return path.name.endswith(".jsonl")
+    return path.name.endswith(JSONL_NAMES)
 
 
 def load_records(path: Path, system: str) -> list[tuple[str, Any]]:
