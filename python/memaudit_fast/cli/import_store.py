@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = add_subparser(
         subparsers, "import",
         "Import a memory system's exported store into a package: each memory becomes a "
-        "candidate of its own group, costed by the package's cost model, with coverage of the "
+        "candidate of its own group (named like the candidate, <system>:<id>; a package that "
+        "already has that candidate id or group name is refused), costed by the package's cost model, "
+        "with coverage of the "
         "package's evidence units decided by an arbiter. Writes the union package that "
         "'memaudit score-store' scores. --package may be a union already: imports accumulate.",
         "memaudit import mem0 get_all.json --history history.db --package pkg.json --out union.json",
@@ -32,7 +35,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "          created_at, tags, is_deleted); blocks are split into atoms (lines, then\n"
         "          sentences). --passages adds a separate passages file.\n"
         "  amem    EXPORT = A-Mem notes (JSON list, {id: note} or JSONL); --view full|content.\n"
-        "  membox, engram  EXPORT = memories.jsonl or the store directory ('memaudit write').\n"
+        "  membox, engram  EXPORT = the store directory ('memaudit write'), or its memories.jsonl\n"
+        "          with the manifest beside it (it names the conversation).\n"
         "\nArbiter: --judge embedding (default, offline): cosine of the FAISS-nearest units\n"
         "against thresholds calibrated on the package's own annotated candidates (an\n"
         "approximation of an entailment judgement); --judge llm: an OpenAI-compatible model\n"
@@ -120,6 +124,15 @@ def _check_cache(args: argparse.Namespace, inputs: dict[str, str | None]) -> Non
     check_cache_path(cache, option="--cache")
 
 
+def _remove_new_cache(path: Path) -> None:
+    """A refused import leaves nothing behind: the cache this run created goes with it."""
+    for extra in ("", "-journal", "-wal", "-shm"):
+        try:
+            Path(f"{path}{extra}").unlink()
+        except OSError:
+            pass
+
+
 def run(args: argparse.Namespace) -> int:
     from ..model.io import save_package
     from ..model.jsonio import check_output_path, dumps
@@ -153,13 +166,31 @@ def run(args: argparse.Namespace) -> int:
                          labels=args.labels, view=args.view)
     for notice in export.notices:
         print(f"note: {notice}", file=sys.stderr)
-    from ..systems.union import build_union, check_conversation
+    from ..model.compiled import as_package
+    from ..systems.union import (
+        build_union,
+        check_conversation,
+        check_name_free,
+        check_new_ids,
+        check_system_name,
+    )
 
-    check_conversation(package, export, replacing=(args.name or args.system) if args.replace else None)
-    arbiter = _arbiter(args, package)
-
-    union = build_union(package, export, arbiter, name=args.name, cost_model=args.cost_model,
-                        replace=args.replace)
+    # Every check an input can fail comes before the arbiter, whose cache is a file.
+    name = check_system_name(args.name or args.system)
+    replacing = name if args.replace else None
+    check_conversation(package, export, replacing=replacing)
+    check_name_free(as_package(package).data, name, args.replace)
+    check_new_ids(as_package(package).data, export, name, replacing=replacing)
+    cache_path = None if args.no_cache else _cache_path(args)
+    cache_was_there = cache_path is not None and os.path.lexists(cache_path)
+    try:
+        arbiter = _arbiter(args, package)
+        union = build_union(package, export, arbiter, name=args.name, cost_model=args.cost_model,
+                            replace=args.replace)
+    except BaseException:
+        if cache_path is not None and not cache_was_there:
+            _remove_new_cache(cache_path)
+        raise
     if args.out == "-":
         sys.stdout.write(dumps(union.data) + "\n")
     else:

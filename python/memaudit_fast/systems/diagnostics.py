@@ -41,7 +41,14 @@ from ..evaluate.scoring import ratio_of
 from ..model.compiled import CompiledPackage, compile_package
 from ..model.package import Package
 from ..solve.exact import RESULT_FORMAT
-from .union import base_package, check_union, system_candidates, system_package, union_systems
+from .union import (
+    base_package,
+    check_own_groups,
+    check_union,
+    system_candidates,
+    system_package,
+    union_systems,
+)
 
 GAIN_EPSILON = 1e-12
 
@@ -154,6 +161,7 @@ def score_store(
     pkg = union if isinstance(union, Package) else Package.from_dict(union)
     data = pkg.data
     check_union(data, pkg.source)
+    check_own_groups(pkg)
     names = union_systems(data, systems)
     budget_list = [float(b) for b in (budgets if budgets is not None else pkg.budgets)]
     if not budget_list:

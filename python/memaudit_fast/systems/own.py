@@ -77,8 +77,10 @@ def _read_manifest(path: Path, writer: str) -> dict[str, Any]:
         raise PackageError(f"missing; a writer store's manifest names its writer (here {writer!r})",
                            field="writer", source=str(path))
     if named != writer:
+        how = (f"import it as {named}" if named in WRITER_KINDS and named != "flat" else
+               "a flat store holds the dialogue's turns, not a writer's memories, and is not imported")
         raise PackageError(
-            f"this store was written by {named!r}, not {writer!r}; import it as {named}",
+            f"this store was written by {named!r}, not {writer!r}; {how}",
             field="writer", source=str(path),
         )
     sample_id = manifest.get("sample_id")

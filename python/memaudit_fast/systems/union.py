@@ -4,7 +4,8 @@ Scoring an external store against ``OPT`` of the package alone would be unfair b
 the system's memories are not among the package's candidates, so it may hold value the
 package cannot express, and it may miss value the package can. MEMAUDIT scores it against
 ``OPT(union)``: the package's candidates plus each exported memory as a candidate of **its own
-one-member group** (``group = candidate_id``), costed by the package's cost model, with coverage
+one-member group** (``group = candidate_id``; an import whose memory would take the name
+of a group the package already has is refused, as a candidate-id clash is), costed by the package's cost model, with coverage
 from the arbiter against the package's units, and the same units and weights.
 
 The union is an ordinary ``memaudit.package/1`` file. A system's memories are marked by
@@ -81,6 +82,47 @@ def check_union(data: dict[str, Any], source: str | None = None) -> None:
         if stated is not None and stated != counts[name]:
             raise PackageError(f"says {stated!r} memories, but the union holds {counts[name]} candidates of "
                                f"system {name!r}", field=f"meta.systems.{name}.memories", source=source)
+
+
+def candidate_groups(pkg: Package) -> list[str]:
+    """Each candidate's group key, as the validator resolves it (``group``, else
+    ``experience_id``, else a group of its own)."""
+    from ..model.package import OWN_GROUP
+
+    if len(pkg.candidate_groups) == len(pkg.candidates):
+        return list(pkg.candidate_groups)
+    out = []
+    for cand in pkg.candidates:
+        if "group" in cand:
+            out.append(str(cand["group"]))
+        elif cand.get("experience_id") is not None:
+            out.append(str(cand["experience_id"]))
+        else:
+            out.append(OWN_GROUP + str(cand.get("candidate_id")))
+    return out
+
+
+def check_own_groups(pkg: Package) -> None:
+    """Every system memory is alone in its group (PackageError naming the candidate and field
+    ``group`` otherwise). The full, recency- and salience-pruned stores take memories without
+    regard to groups, so a shared group would let them score above OPT(union) and above the
+    exact ceiling, which respects groups."""
+    groups = candidate_groups(pkg)
+    members: dict[str, list[int]] = {}
+    for i, key in enumerate(groups):
+        members.setdefault(key, []).append(i)
+    for i, cand in enumerate(pkg.candidates):
+        if not (isinstance(cand, dict) and is_system_candidate(cand)):
+            continue
+        shared = [j for j in members[groups[i]] if j != i]
+        if shared:
+            other = pkg.candidates[shared[0]].get("candidate_id")
+            raise PackageError(
+                f"found group {cand.get('group', groups[i])!r}, shared with candidate {other!r}"
+                f"{f' and {len(shared) - 1} more' if len(shared) > 1 else ''}; expected a group of its "
+                "own (each system memory is a one-member group)",
+                record=f"candidates[{i}] ({cand.get('candidate_id')!r})", field="group", source=pkg.source,
+            )
 
 
 def is_system_candidate(cand: dict[str, Any]) -> bool:
@@ -218,6 +260,10 @@ def build_union(
         Overrides the package's ``cost_model`` (``words``, ``bytes`` or ``tokens``).
     replace:
         Replace a system of the same name already in the union (else that is an error).
+
+    Each memory becomes the candidate ``<name>:<memory_id>`` in the one-member group of the
+    same name. When the package already holds that candidate id, or a group of that name
+    (which the memory would join), the import is refused (PackageError naming the memory).
     """
     from ..model.compiled import as_package
 
@@ -230,11 +276,11 @@ def build_union(
         raise PackageError("meta must be an object to hold the systems", field="meta", source=base.source)
     systems = meta.setdefault("systems", {})
     if name in systems:
-        if not replace:
-            raise UsageError(f"the union already holds a system named {name!r}; pass replace (--replace) or another name")
+        check_name_free(data, name, replace)
         data["candidates"] = [c for c in data["candidates"] if not (is_system_candidate(c) and c["system"] == name)]
         del systems[name]
     _check_conversation(meta, systems, export, base.source)
+    check_new_ids(data, export, name)
     cost_name, cost_of = _cost_function(data, cost_model)
 
     units = [(u["unit_id"], str(u.get("text") or "")) for u in data["units"]]
@@ -248,16 +294,9 @@ def build_union(
         export.memories[i].position,
     ))
     rank = {i: r for r, i in enumerate(order)}
-    taken = {c["candidate_id"] for c in data["candidates"]}
     added = []
     for i, (memory, row) in enumerate(zip(export.memories, rows)):
         cid = f"{name}:{memory.memory_id}"
-        if cid in taken:
-            raise PackageError(
-                f"candidate id {cid!r} already exists in the package; import under another name",
-                record=f"memory {memory.memory_id!r}", field="memory_id", source=export.source,
-            )
-        taken.add(cid)
         cand: dict[str, Any] = {
             "candidate_id": cid, "group": cid, "representation": f"{SYSTEM_PREFIX}{name}",
             "text": memory.text, "cost": cost_of(memory.text), "coverage": row,
@@ -299,11 +338,48 @@ def build_union(
     return Package.from_dict(data, source=None)
 
 
+def check_name_free(data: dict[str, Any], name: str, replace: bool) -> None:
+    """A system name the union already holds is taken again only with ``replace``."""
+    meta = data.get("meta")
+    systems = meta.get("systems") if isinstance(meta, dict) else None
+    if isinstance(systems, dict) and name in systems and not replace:
+        raise UsageError(f"the union already holds a system named {name!r}; pass replace (--replace) or another name")
+
+
+def check_new_ids(data: dict[str, Any], export: SystemExport, name: str,
+                  replacing: str | None = None) -> None:
+    """Each memory's candidate id ``<name>:<memory_id>``, also its one-member group, is new to
+    the package (``replacing``: a system whose candidates the import takes away first):
+    PackageError naming the memory otherwise."""
+    kept = [c for c in data.get("candidates") or []
+            if not (replacing is not None and is_system_candidate(c) and c["system"] == replacing)]
+    taken = {c.get("candidate_id") for c in kept}
+    groups = {str(c["group"]) if "group" in c else str(c["experience_id"])
+              for c in kept if "group" in c or c.get("experience_id") is not None}
+    for memory in export.memories:
+        cid = f"{name}:{memory.memory_id}"
+        if cid in taken:
+            raise PackageError(
+                f"candidate id {cid!r} already exists in the package; import under another name",
+                record=f"memory {memory.memory_id!r}", field="memory_id", source=export.source,
+            )
+        if cid in groups:
+            raise PackageError(
+                f"group {cid!r} already exists in the package (a memory must be a one-member group); "
+                "import under another name",
+                record=f"memory {memory.memory_id!r}", field="memory_id", source=export.source,
+            )
+        taken.add(cid)
+        groups.add(cid)
+
+
 def check_conversation(package: Any, export: SystemExport, *, replacing: str | None = None) -> None:
     """A store written for one LoCoMo conversation (its manifest's ``sample_id``) is refused in
     the union of another: the package's ``meta.sample_id``, else a system already imported
     (other than ``replacing``, the system the import replaces). :func:`build_union` checks it;
-    ``memaudit import`` checks it first too, before the arbiter is set up."""
+    ``memaudit import`` checks it first too, before the arbiter is set up. Here (not in
+    :func:`build_union`, which takes any export read through the API) a Membox or ENGRAM
+    export read without its manifest is refused when the package names a conversation."""
     from ..model.compiled import as_package
 
     base = as_package(package)
@@ -311,6 +387,7 @@ def check_conversation(package: Any, export: SystemExport, *, replacing: str | N
     if isinstance(meta, dict):
         systems = meta.get("systems")
         systems = {n: b for n, b in systems.items() if n != replacing} if isinstance(systems, dict) else {}
+        _check_manifest_present(meta, systems, export, base.source)
         _check_conversation(meta, systems, export, base.source)
 
 
@@ -331,6 +408,27 @@ def _check_conversation(meta: dict[str, Any], systems: dict[str, Any], export: S
                 f"conversation {other!r}; import the store written for {other!r} (memaudit write ... "
                 f"--sample-id {other}), or import this one into the package of {store_id!r}",
                 field="sample_id", source=str(where),
+            )
+
+
+def _check_manifest_present(meta: dict[str, Any], systems: dict[str, Any], export: SystemExport,
+                            package_source: str | None) -> None:
+    """A writer's export read without its store manifest says no conversation; into a package
+    (or union) that names one it is refused: scored against another conversation's package,
+    the store would look like poor extraction, and nothing could tell."""
+    if export.system not in ("membox", "engram") or "manifest" in export.details:
+        return
+    named = [("the package", meta.get("sample_id"))]
+    named += [(f"system {n!r} of this union", (b.get("details") or {}).get("sample_id"))
+              for n, b in systems.items() if isinstance(b, dict) and isinstance(b.get("details"), dict)]
+    for owner, other in named:
+        if other is not None:
+            package = f" ({package_source})" if package_source and owner == "the package" else ""
+            raise PackageError(
+                f"no store manifest (manifest.json) beside this file, so nothing says which LoCoMo conversation "
+                f"it holds, while {owner}{package} is conversation {other!r}: import the store directory "
+                "'memaudit write' wrote, or keep this file beside its manifest",
+                source=export.source,
             )
 
 
