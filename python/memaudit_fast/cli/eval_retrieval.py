@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         out = OutputPath(args.out, inputs=(Path(args.locomo),), force=args.force).check()
     start = time.perf_counter()
     conversations = load_locomo(args.locomo, args.sample_id)
+    _note_unresolved(args.locomo, conversations)
     embedder = get_embedder(args.embedder)
     with Progress("eval-retrieval", len(conversations) * len(dict.fromkeys(args.writers)), unit="store",
                   quiet=args.quiet) as bar:
@@ -111,3 +112,15 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(document)
         sys.stdout.flush()
     return 0
+
+
+def _note_unresolved(source: str, conversations: list[Any]) -> None:
+    """Evidence ids that name no turn are left out of recall (the public LoCoMo file has a few);
+    said on stderr, with where they are, rather than dropped without a word."""
+    places = [f"{conv.sample_id} qa[{i}]" for conv in conversations for i, qa in enumerate(conv.qa)
+              if qa.unresolved_evidence]
+    if places:
+        total = sum(qa.unresolved_evidence for conv in conversations for qa in conv.qa)
+        shown = ", ".join(places[:5]) + (f" and {len(places) - 5} more" if len(places) > 5 else "")
+        print(f"note: {source}: {total} evidence id(s) name no turn of their conversation and are left out "
+              f"of recall ({shown})", file=sys.stderr)

@@ -47,6 +47,12 @@ def run(args: argparse.Namespace) -> int:
     from ..writers.builders import open_store
     from ..writers.store import find_stores, within_budget
 
+    for name, text in (("the question", args.question), ("--speaker", args.speaker)):
+        bad = next((i for i, ch in enumerate(text or "") if 0xD800 <= ord(ch) <= 0xDFFF), None)
+        if bad is not None:
+            # Bytes the locale could not decode: kept, they would be printed as lone surrogates.
+            raise UsageError(f"{name} is not UTF-8 text (an undecodable byte at character {bad}); "
+                             "give it as UTF-8")
     stores = find_stores(args.store)
     if len(stores) != 1:
         found = ", ".join(s.name for s in stores) or "none"

@@ -226,6 +226,10 @@ class EngramStore:
     def _merged(
         self, query: str, k_per_store: int, max_records: int, speaker: str | None
     ) -> list[ContextItem]:
+        # Never more than the store holds: k sizes an array (flat and membox clamp it the same way).
+        total = sum(len(ix) for ix in self.indexes.values())
+        max_records = max(0, min(int(max_records), total))
+        k_per_store = max(0, min(int(k_per_store), total))
         q = self.embedder.encode([query])[0]
         per_store = [self._store_hits(kind, q, k_per_store, speaker) for kind in RECORD_KINDS]
         kept: list[ContextItem] = []

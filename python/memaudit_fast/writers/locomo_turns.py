@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PackageError, UsageError
+from ..model.jsonio import describe, find_defects
 from ..suites.locomo_reader import (
     CATEGORY_NAMES,
+    SESSION_KEY,
     Turn,
     conversation_header,
     dia_ids,
@@ -89,9 +91,57 @@ def parse_evidence(raw: Sequence[Any], known: set[str]) -> tuple[tuple[str, ...]
     return tuple(out), unresolved
 
 
+def _check_fields(obj: dict[str, Any], conv: dict[str, Any], sample_id: str, source: str | None) -> None:
+    """The fields the writers read, beyond what :func:`read_turns` checks: no lone surrogate in
+    any string, speakers as strings, every session dated by a readable LoCoMo date, every turn
+    with a ``text`` string, every QA's ``evidence`` a list of strings. A wrong one would be
+    written into memories as its Python spelling, or dropped (a date read as no time)."""
+    def fail(message: str, record: str | None, fld: str | None) -> None:
+        raise PackageError(message, package_id=sample_id, record=record, field=fld, source=source)
+
+    defects = find_defects(obj, limit=1)
+    if defects:
+        path, problem = defects[0]
+        record, rest = None, path
+        if len(path) >= 3 and path[0] == "conversation" and isinstance(path[2], int):
+            record, rest = f"{path[1]}[{path[2]}]", path[3:]
+        elif len(path) >= 2 and path[0] == "qa" and isinstance(path[1], int):
+            record, rest = f"qa[{path[1]}]", path[2:]
+        fail(problem, record, ".".join(str(p) for p in rest) or None)
+    for key in ("speaker_a", "speaker_b"):
+        if key in conv and not (isinstance(conv[key], str) and conv[key].strip()):
+            fail(f"found {describe(conv[key])}, expected a speaker's name (a non-empty string)", None,
+                 f"conversation.{key}")
+    for key, session in conv.items():
+        if not SESSION_KEY.match(key) or not isinstance(session, list):
+            continue
+        date_key = f"{key}_date_time"
+        date = conv.get(date_key)
+        if not isinstance(date, str) or parse_locomo_date(date) is None:
+            fail(f"found {describe(date) if date_key in conv else 'nothing'}, expected the session's date "
+                 "as LoCoMo writes it (e.g. '1:56 pm on 8 May, 2023')", None, f"conversation.{date_key}")
+        for i, turn in enumerate(session):
+            if isinstance(turn, dict) and "dia_id" in turn and turn.get("text") is None:
+                # A wrong type is read_turns' to refuse, worded as the natural packages word it.
+                fail(f"found {'null' if 'text' in turn else 'nothing'}, expected the turn's text (a string)",
+                     f"{key}[{i}] ({turn['dia_id']})", "text")
+    qa = obj.get("qa")
+    if qa is not None and not isinstance(qa, list):
+        fail(f"found {describe(qa)}, expected a list of QA items", None, "qa")
+    for i, item in enumerate(qa or []):
+        if not isinstance(item, dict):
+            continue
+        if not isinstance(item.get("question"), str):
+            fail(f"found {describe(item.get('question'))}, expected a string", f"qa[{i}]", "question")
+        evidence = item.get("evidence")
+        if evidence is not None and not (isinstance(evidence, list) and all(isinstance(e, str) for e in evidence)):
+            fail(f"found {describe(evidence)}, expected a list of dia_id strings", f"qa[{i}]", "evidence")
+
+
 def conversation_from_dict(obj: dict[str, Any], *, source: str | None = None) -> Conversation:
     """Build a :class:`Conversation` from one LoCoMo record; raise ``PackageError`` if malformed."""
     sample_id, conv = conversation_header(obj, source)
+    _check_fields(obj, conv, sample_id, source)
     turns = read_turns(conv, sample_id, source)
     if not turns:
         # A writer given no turn writes an empty store, which then scores as if nothing was lost.
@@ -134,6 +184,9 @@ def load_locomo(path: str | Path, sample_ids: Sequence[str] | None = None) -> li
         If a requested sample id is not in the file.
     """
     convs = list(iter_locomo(path))
+    if not convs:
+        raise PackageError("the file holds no conversation; expected a list of LoCoMo conversation records",
+                           source=str(path))
     by_id: dict[str, Conversation] = {}
     for conv in convs:
         if conv.sample_id in by_id:
