@@ -165,6 +165,22 @@ def test_pwl_rules_with_the_origin(points, needles):
         assert needle in str(info.value), str(info.value)
 
 
+def test_pwl_pieces_of_equal_slope_are_concave_whatever_their_rounding():
+    # Slopes of 1e-13 on h near 0.9: equal in exact arithmetic, their quotients differ by far
+    # more than 1e-12 of themselves (0.0311% here). The readers and the core took them as convex.
+    import memaudit_fast as ma
+
+    points = [[1.0, 0.5], [2.0, 0.9], [3.0, 0.9 + 1e-13], [4.0, 0.9 + 2e-13], [5.0, 0.9 + 3e-13],
+              [6.0, 0.9 + 4e-13]]
+    data = base(1)
+    data["units"][0]["saturation"] = {"pwl": points}
+    package = Package.from_dict(data)
+    assert ma.solve(package, budget=1, finish=None).status == "optimal"  # the core takes it too
+    data["units"][0]["saturation"] = {"pwl": [*points[:-1], [6.0, 0.9 + 3e-13 + 1e-10]]}  # 1,000x the slope
+    with pytest.raises(PackageError, match="concave"):
+        Package.from_dict(data)
+
+
 @pytest.mark.parametrize(
     ("edit", "ok"),
     [

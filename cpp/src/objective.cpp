@@ -65,7 +65,11 @@ void Saturation::validate() const {
         if (!(z[k] > z[k - 1])) throw std::invalid_argument("pwl: z must increase strictly");
         const double slope = (h[k] - h[k - 1]) / (z[k] - z[k - 1]);
         if (!std::isfinite(slope) || slope < 0.0) throw std::invalid_argument("pwl: h must not decrease");
-        if (slope > last_slope * (1.0 + 1e-12) + 1e-300)
+        // Concave: the point lies on or under the previous piece's line, to within 1e-12 of h's
+        // size (judged in h: equal slopes of tiny pieces differ in their rounding by far more
+        // than 1e-12 of themselves). The readers apply the same rule.
+        const double line = h[k - 1] + last_slope * (z[k] - z[k - 1]);
+        if (slope > last_slope && h[k] - line > 1e-12 * std::max({std::abs(h[k - 1]), std::abs(h[k]), 1e-300}))
             throw std::invalid_argument("pwl: slopes must not increase (h must be concave)");
         last_slope = slope;
     }

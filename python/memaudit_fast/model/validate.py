@@ -482,10 +482,16 @@ class _Validator:
             if h1 < h0:
                 self.fail(f"h = {h1} falls below {h0}; h must not decrease", record=record, fld=f"{name}[1]")
             slope = (h1 - h0) / (z1 - z0)
-            if slope > last_slope * (1 + 1e-12):
+            # Concave: the point lies on or under the previous piece's line. Judged in h, to
+            # within 1e-12 of h's size: a slope is a difference of h values over a step, and
+            # equal slopes (say 5e-13 on h near 1) differ in their rounding by far more than
+            # 1e-12 of themselves.
+            line = h0 + last_slope * (z1 - z0)
+            if slope > last_slope and h1 - line > 1e-12 * max(abs(h0), abs(h1), 1e-300):
                 self.fail(
-                    f"slope {slope:.6g} exceeds the previous slope {last_slope:.6g}; "
-                    "h must be concave (slopes non-increasing, from the origin on)",
+                    f"slope {slope!r} exceeds the previous slope {last_slope!r} (h = {h1!r} lies "
+                    f"{h1 - line:.3g} above the previous piece's line); h must be concave (slopes "
+                    "non-increasing, from the origin on)",
                     record=record, fld=name,
                 )
             last_slope = slope
