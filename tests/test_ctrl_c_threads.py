@@ -44,3 +44,19 @@ def test_ctrl_c_stops_solves_in_threads() -> None:
     statuses, seconds = out.stdout.rsplit(" ", 1)
     assert statuses.strip() == "['interrupted', 'interrupted']"
     assert float(seconds) < 10.0  # without the hook both solves run to their end (minutes)
+
+
+def test_a_second_ctrl_c_inside_the_first_ones_handler_does_not_wait_for_it() -> None:
+    # The handler holds the lock of the running solves while it cancels them; a second SIGINT
+    # runs the handler again inside it (GNU timeout -s INT sends two): it waited for itself.
+    import importlib
+    import signal
+
+    import pytest
+
+    exact = importlib.import_module("memaudit_fast.solve.exact")
+    with exact._RUNNING_LOCK:  # as the first handler holds it
+        assert exact._RUNNING_LOCK.acquire(blocking=False)  # the same thread takes it again
+        exact._RUNNING_LOCK.release()
+        with pytest.raises(KeyboardInterrupt):
+            exact._interrupt(signal.SIGINT, None)

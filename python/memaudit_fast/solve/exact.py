@@ -390,7 +390,10 @@ def solve(
 
 # Tokens of the solves running in threads other than the main one: Ctrl-C cancels them all.
 _RUNNING: set[Any] = set()
-_RUNNING_LOCK = threading.Lock()
+# Reentrant: a second Ctrl-C runs _interrupt again inside the first one (a handler runs between
+# two steps of the main thread), and with a plain lock it waited for itself for good (GNU
+# timeout -s INT sends the signal twice: a command hung).
+_RUNNING_LOCK = threading.RLock()
 
 
 def _index_list(selected: Any) -> list[int]:
