@@ -349,3 +349,17 @@ def test_a_certificate_that_could_not_be_made_or_disagrees_ends_the_batch_with_3
     assert [r["certificate"]["agrees"] for r in read(out)] == [agrees, agrees]
     monkeypatch.setattr(certify_module, "certify", real)
     assert batch(path, "--out", tmp_path / "fine.jsonl", "--budgets", "2", "--certify", "highs") == 0
+
+
+def test_a_set_named_where_a_resume_moves_records_is_never_written_to(tmp_path, capsys):
+    # r.jsonl's moved records go to r.superseded.jsonl: given as the set, a resume appended a
+    # result record to it.
+    path = tmp_path / "r.superseded.jsonl"
+    write_package_set(packages(2), path)
+    before = path.read_bytes()
+    for extra in ([], ["--resume"], ["--force"]):
+        assert batch(path, "--out", tmp_path / "r.jsonl", "--budgets", "2", *extra) == 2
+        assert "which is an input" in capsys.readouterr().err
+    os.link(path, tmp_path / "set.jsonl")  # the same file under another name
+    assert batch(tmp_path / "set.jsonl", "--out", tmp_path / "r.jsonl", "--budgets", "2") == 2
+    assert path.read_bytes() == before and not (tmp_path / "r.jsonl").exists()

@@ -479,7 +479,10 @@ def open_output(out: Path, inputs: list[Path], options: BatchOptions, *, resume:
         raise UsageError(f"--out {out}: names ending in {SUPERSEDED_SUFFIX} are where a resume keeps the records of "
                          "packages no longer in the set, not a results file to write; choose another --out")
     resolved = out.resolve()
+    side = out.with_name(out.name.removesuffix(".jsonl") + SUPERSEDED_SUFFIX)  # a resume may append there
     for p in inputs:
+        if p.resolve() == side.resolve() or (side.exists() and same_file(p, side)):
+            raise UsageError(f"--out {out}: a resume keeps moved records in {side}, which is an input; choose another --out")
         if p.resolve() == resolved:
             raise UsageError(f"{out}: refusing to write results over an input")
         if same_file(p, out):  # a hard link: --force would empty the input, --resume append to it
