@@ -174,7 +174,8 @@ def test_an_empty_name_in_a_list_is_refused(tmp_path, capsys, names):
     assert "empty entry" in capsys.readouterr().err
 
 
-def test_sigterm_stops_a_command_as_ctrl_c_does(tmp_path):
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_sigterm_stops_a_command_as_ctrl_c_does(tmp_path, sig):
     # Every command ended with the raw signal (exit 143, no word); batch only while its run
     # went on, so a SIGTERM in the moments after the run ended it so too.
     import signal
@@ -189,7 +190,7 @@ def test_sigterm_stops_a_command_as_ctrl_c_does(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "memaudit_fast", "solve", str(path), "--finish", "none",
                              "--time-limit", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(3.0)  # past the start-up: in the solve
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(getattr(signal, sig))
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err

@@ -211,10 +211,13 @@ def entry() -> None:
 
     from ..errors import raise_interrupt
 
-    # SIGTERM (kill, a job scheduler, GNU timeout) stops a command as Ctrl-C does: exit 130 and
-    # what finished kept, not exit 143 with no word (a batch met it in the moments after its run).
-    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, raise_interrupt)
+    # SIGTERM (kill, a job scheduler, GNU timeout) and SIGHUP (the terminal closed) stop a
+    # command as Ctrl-C does: exit 130, what finished kept and no temporary file left, not an
+    # exit by the signal with no word (a batch met SIGTERM in the moments after its run).
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)  # (no SIGHUP on Windows)
+        if number is not None and signal.getsignal(number) == signal.SIG_DFL:
+            signal.signal(number, raise_interrupt)
     code = main()
     ray_runner = sys.modules.get("memaudit_fast.experiments.ray_runner")
     if ray_runner is not None and ray_runner.start_abandoned():
