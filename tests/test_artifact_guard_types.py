@@ -121,6 +121,8 @@ def test_a_cell_annotated_twice_is_refused(art, tmp_path, capsys):
     (lambda m: m.__setitem__("sha256", {"queries.jsonl": 5}), ("sha256.queries.jsonl", "found 5")),
     (lambda m: m.__setitem__("files", [{"path": "queries.jsonl", "sha256": "zz"}]), ("files[0].sha256",)),
     (lambda m: m.__setitem__("files", {"queries.jsonl": {"sha256": None}}), ("files.queries.jsonl.sha256",)),
+    # a name too long for the file system names no file (it was an OSError: internal error)
+    (lambda m: m.__setitem__("sha256", {"x" * 300: "0" * 64}), ("not a regular file", "300 chars")),
 ])
 def test_manifest_values_are_refused_not_repaired(art, tmp_path, capsys, edit, needles):
     edit_manifest(art, edit)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PackageError
-from .jsonio import describe
+from .jsonio import cut, describe
 
 REQUIRED_FILES = (
     "experiences.jsonl",
@@ -154,8 +154,12 @@ def check_digests(directory: Path, manifest: dict[str, Any], raw_files: dict[str
         raw = raw_files.get(name)
         if raw is None:
             path = directory / name
-            if path.is_symlink() or not path.is_file():
-                raise PackageError(f"the manifest lists a sha256 for {name!r}, which is not a regular file "
+            try:  # a name the file system cannot hold (too long, say) names no file either
+                regular = not path.is_symlink() and path.is_file()
+            except OSError:
+                regular = False
+            if not regular:
+                raise PackageError(f"the manifest lists a sha256 for {cut(name, 80)!r}, which is not a regular file "
                                    "of the directory", source=source)
             raw = read_raw(path, MAX_EXTRA_FILE_BYTES)
         found = hashlib.sha256(raw).hexdigest()
