@@ -15,7 +15,7 @@ from memaudit_fast.cli.main import main
 from memaudit_fast.errors import UsageError
 from memaudit_fast.model import jsonio
 from memaudit_fast.model.io import save_package
-from memaudit_fast.model.jsonio import OutputPath, safe_name, unique_names, write_atomic
+from memaudit_fast.model.jsonio import OutputPath, safe_name, write_atomic
 from memaudit_fast.model.package import Package
 from memaudit_fast.model.sets import write_package_set
 
@@ -168,12 +168,6 @@ def test_safe_names_stay_one_path_component(name):
     assert not safe.startswith(".") and len(safe) <= 120
     root = Path("/out")
     assert (root / safe).resolve().parent == root.resolve()
-
-
-def test_unique_names_never_collide():
-    names = unique_names(["a/b", "a_b", "../../x", "/etc/passwd", "", ".", "A_B"])
-    assert len({n.lower() for n in names}) == len(names)
-    assert all("/" not in n and n not in ("", ".", "..") for n in names)
 
 
 def test_report_needs_force_and_never_writes_through_links(tmp_path, capsys):

@@ -498,12 +498,11 @@ from .outputs import (  # noqa: E402
     check_output_path,
     current_umask,
     safe_name,
-    unique_names,
     write_atomic,
 )
 
 __all__ = [
     "MAX_EXACT_INT", "OutputPath", "check_output_path", "current_umask", "cut", "decode_utf8", "describe",
     "dumps", "escape_controls", "find_defects", "is_number", "loads_fast", "loads_strict", "open_fd", "open_regular",
-    "parse_careful", "path_label", "read_bytes", "read_capped", "read_text", "safe_name", "unique_names", "write_atomic",
+    "parse_careful", "path_label", "read_bytes", "read_capped", "read_text", "safe_name", "write_atomic",
 ]

@@ -292,7 +292,9 @@ def safe_name(name: Any, *, fallback: str = "item") -> str:
 
     Separators, ``..``, control characters, leading dots and anything outside a portable set
     become ``_``; the result is never empty, never ``.``/``..``, at most 120 characters. Two
-    different names can map to one result: callers that write several use :func:`unique_names`.
+    different names can map to one result: a caller that writes several adds a digest of the
+    exact name where it changed (as ``writers.store.store_dir_name`` does), so that each name
+    keeps its own, whatever else the run writes.
     """
     text = str(name)
     text = _UNSAFE_NAME.sub("_", text).strip("_")
@@ -302,18 +304,3 @@ def safe_name(name: Any, *, fallback: str = "item") -> str:
 
         text = text[:100] + "-" + hashlib.sha256(str(name).encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return text
-
-
-def unique_names(names: list[Any]) -> list[str]:
-    """:func:`safe_name` of each, with ``-2``, ``-3``, ... added where two would collide."""
-    out: list[str] = []
-    used: set[str] = set()
-    for name in names:
-        base = safe_name(name)
-        candidate, k = base, 1
-        while candidate.lower() in used:
-            k += 1
-            candidate = f"{base}-{k}"
-        used.add(candidate.lower())
-        out.append(candidate)
-    return out
