@@ -3,7 +3,6 @@ replaced, and are never written through links."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -12,18 +11,7 @@ import pytest
 pytest.importorskip("faiss")
 
 from memaudit_fast.cli.main import main
-from memaudit_fast.writers.sample import mini_locomo
-
-
-def locomo(tmp_path: Path, *sample_ids: str) -> Path:
-    convs = []
-    for sid in sample_ids:
-        conv = mini_locomo()
-        conv["sample_id"] = sid
-        convs.append(conv)
-    path = tmp_path / "locomo.json"
-    path.write_text(json.dumps(convs))
-    return path
+from oracles.cli_runs import locomo as locomo_file
 
 
 def write(src: Path, out: Path, *extra: str) -> int:
@@ -31,7 +19,7 @@ def write(src: Path, out: Path, *extra: str) -> int:
 
 
 def test_sample_ids_never_leave_out(tmp_path, capsys):
-    src = locomo(tmp_path, "../../escape", "/abs/path", "a/b", ".hidden")
+    src = locomo_file(tmp_path / "locomo.json", "../../escape", "/abs/path", "a/b", ".hidden")
     out = tmp_path / "deep" / "out"
     assert write(src, out) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["deep", "locomo.json"]
@@ -43,7 +31,7 @@ def test_sample_ids_never_leave_out(tmp_path, capsys):
 
 
 def test_existing_store_needs_force_and_links_inside_are_not_followed(tmp_path, capsys):
-    src = locomo(tmp_path, "conv")
+    src = locomo_file(tmp_path / "locomo.json", "conv")
     out = tmp_path / "out"
     assert write(src, out) == 0
     assert write(src, out) == 2
@@ -59,7 +47,7 @@ def test_existing_store_needs_force_and_links_inside_are_not_followed(tmp_path, 
 
 
 def test_a_directory_that_is_not_a_store_is_never_replaced(tmp_path, capsys):
-    src = locomo(tmp_path, "conv")
+    src = locomo_file(tmp_path / "locomo.json", "conv")
     (tmp_path / "out" / "conv").mkdir(parents=True)
     (tmp_path / "out" / "conv" / "mine.txt").write_text("keep")
     assert write(src, tmp_path / "out", "--force") == 2
@@ -68,7 +56,7 @@ def test_a_directory_that_is_not_a_store_is_never_replaced(tmp_path, capsys):
 
 
 def test_force_replaces_a_store_only_while_it_holds_nothing_but_its_own_files(tmp_path, capsys):
-    src = locomo(tmp_path, "conv")
+    src = locomo_file(tmp_path / "locomo.json", "conv")
     out = tmp_path / "out"
     assert write(src, out) == 0
     (out / "conv" / "notes.txt").write_text("keep")
